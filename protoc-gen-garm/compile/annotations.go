@@ -1,0 +1,111 @@
+package compile
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
+)
+
+// vocabulary resolves garm's extensions, and only those, whatever else the
+// process has linked.
+var vocabulary = func() *protoregistry.Types {
+	types := new(protoregistry.Types)
+	for _, xt := range []protoreflect.ExtensionType{
+		toolv1.E_FieldPolicy, toolv1.E_Tool, toolv1.E_DefaultFieldPolicy,
+		toolv1.E_Compartments, toolv1.E_ToolSets,
+	} {
+		if err := types.RegisterExtension(xt); err != nil {
+			panic(err)
+		}
+	}
+	return types
+}()
+
+// ToolPolicyOf reads a method's (garm.tool.v1.tool) declaration. declared is
+// false when the method carries none.
+func ToolPolicyOf(md protoreflect.MethodDescriptor) (policy *toolv1.ToolPolicy, declared bool, err error) {
+	var opts descriptorpb.MethodOptions
+	got, err := readExtension(md.Options(), &opts, toolv1.E_Tool, string(md.FullName()))
+	if err != nil || got == nil {
+		return nil, false, err
+	}
+	return got.(*toolv1.ToolPolicy), true, nil
+}
+
+// readExtension re-reads options against the garm vocabulary, so descriptors
+// from any source (a plugin request, an in-process compile, an image) are read
+// the same way, and returns the extension's value, or nil when it is not set.
+// A value carrying fields this build does not know is refused.
+func readExtension(options proto.Message, into proto.Message, xt protoreflect.ExtensionType, where string) (proto.Message, error) {
+	if options == nil {
+		return nil, nil
+	}
+	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(options)
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading options: %w", where, err)
+	}
+	if err := (proto.UnmarshalOptions{Resolver: vocabulary}).Unmarshal(raw, into); err != nil {
+		return nil, fmt.Errorf("%s: reading options: %w", where, err)
+	}
+	if !proto.HasExtension(into, xt) {
+		return nil, nil
+	}
+	value := proto.GetExtension(into, xt).(proto.Message)
+	if unknown := unknownFields(value.ProtoReflect(), string(xt.TypeDescriptor().FullName())); len(unknown) > 0 {
+		return nil, fmt.Errorf("%s: (%s) sets fields this build of garm does not know (%s); upgrade protoc-gen-garm and garm-catalogue before using them",
+			where, xt.TypeDescriptor().FullName(), strings.Join(unknown, ", "))
+	}
+	return value, nil
+}
+
+// unknownFields lists, sorted, where m or any message below it holds fields
+// its linked descriptor does not declare.
+func unknownFields(m protoreflect.Message, path string) []string {
+	var found []string
+	if len(m.GetUnknown()) > 0 {
+		found = append(found, path+": "+describeUnknown(m.GetUnknown()))
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		child := path + "." + string(fd.Name())
+		switch {
+		case fd.IsMap():
+			if fd.MapValue().Message() != nil {
+				v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
+					found = append(found, unknownFields(mv.Message(), fmt.Sprintf("%s[%v]", child, k.Interface()))...)
+					return true
+				})
+			}
+		case fd.IsList():
+			if fd.Message() != nil {
+				for i := 0; i < v.List().Len(); i++ {
+					found = append(found, unknownFields(v.List().Get(i).Message(), fmt.Sprintf("%s[%d]", child, i))...)
+				}
+			}
+		case fd.Message() != nil:
+			found = append(found, unknownFields(v.Message(), child)...)
+		}
+		return true
+	})
+	sort.Strings(found)
+	return found
+}
+
+func describeUnknown(raw protoreflect.RawFields) string {
+	var numbers []string
+	for len(raw) > 0 {
+		num, _, n := protowire.ConsumeField(raw)
+		if n < 0 {
+			return "malformed fields"
+		}
+		numbers = append(numbers, fmt.Sprintf("field %d", num))
+		raw = raw[n:]
+	}
+	return strings.Join(numbers, ", ")
+}

@@ -1,0 +1,136 @@
+package compile
+
+import (
+	"fmt"
+
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"github.com/garm-dev/garm/runtime/wire"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// Model is every package of a set of files, with its services and tools.
+type Model struct {
+	// Packages in the order their first file was given.
+	Packages []*Package
+}
+
+// Package is one proto package of the model.
+type Package struct {
+	// Name is the proto package.
+	Name protoreflect.FullName
+	// Files of the package, in the order given.
+	Files []protoreflect.FileDescriptor
+	// Services of the package in declaration order, with or without tools.
+	Services []*Service
+	// Tools of the package in declaration order (files in the order given,
+	// then services, then methods).
+	Tools []*Tool
+	// DescriptorHash is the package's wire-shape identity (see
+	// DescriptorHash).
+	DescriptorHash string
+}
+
+// Service is one proto service and how its methods were declared.
+type Service struct {
+	Desc protoreflect.ServiceDescriptor
+	// Tools are the methods declared as tools, in declaration order.
+	Tools []*Tool
+	// Excluded are methods whose tool declaration sets exclude.
+	Excluded []protoreflect.MethodDescriptor
+	// Undeclared are methods that carry no tool declaration at all.
+	Undeclared []protoreflect.MethodDescriptor
+}
+
+// Tool is one method declared as a tool.
+type Tool struct {
+	Desc    protoreflect.MethodDescriptor
+	Service *Service
+	// Policy is the method's (garm.tool.v1.tool) declaration.
+	Policy *toolv1.ToolPolicy
+	// Name is the short name: the declared one, else DefaultToolName of the
+	// method.
+	Name string
+	// FQN is "<proto package>.<Name>".
+	FQN string
+	// Method is the route, "/<package>.<Service>/<Method>".
+	Method string
+	// Subject is the NATS subject the tool is served on.
+	Subject string
+	// QueueGroup is the NATS queue group the tool is served in.
+	QueueGroup string
+}
+
+// Path is the tool's lint path, "<package>.<Service>.<Method>".
+func (t *Tool) Path() string { return string(t.Desc.FullName()) }
+
+// HasTools reports whether the service declares at least one tool.
+func (s *Service) HasTools() bool { return len(s.Tools) > 0 }
+
+// Build reads the tool model from files, in the order given. It fails only
+// when an annotation cannot be read; whether the model is acceptable is
+// Lint's decision.
+func Build(files []protoreflect.FileDescriptor) (*Model, error) {
+	m := &Model{}
+	byName := map[protoreflect.FullName]*Package{}
+	for _, f := range files {
+		pkg := byName[f.Package()]
+		if pkg == nil {
+			pkg = &Package{Name: f.Package()}
+			byName[f.Package()] = pkg
+			m.Packages = append(m.Packages, pkg)
+		}
+		pkg.Files = append(pkg.Files, f)
+		services := f.Services()
+		for i := 0; i < services.Len(); i++ {
+			svc, err := buildService(pkg, services.Get(i))
+			if err != nil {
+				return nil, err
+			}
+			pkg.Services = append(pkg.Services, svc)
+			pkg.Tools = append(pkg.Tools, svc.Tools...)
+		}
+	}
+	for _, pkg := range m.Packages {
+		pkg.DescriptorHash = DescriptorHash(pkg.Tools)
+	}
+	return m, nil
+}
+
+func buildService(pkg *Package, sd protoreflect.ServiceDescriptor) (*Service, error) {
+	svc := &Service{Desc: sd}
+	methods := sd.Methods()
+	for i := 0; i < methods.Len(); i++ {
+		md := methods.Get(i)
+		policy, declared, err := ToolPolicyOf(md)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case !declared:
+			svc.Undeclared = append(svc.Undeclared, md)
+		case policy.GetExclude():
+			svc.Excluded = append(svc.Excluded, md)
+		default:
+			svc.Tools = append(svc.Tools, newTool(pkg, svc, md, policy))
+		}
+	}
+	return svc, nil
+}
+
+func newTool(pkg *Package, svc *Service, md protoreflect.MethodDescriptor, policy *toolv1.ToolPolicy) *Tool {
+	name := policy.GetName()
+	if name == "" {
+		name = DefaultToolName(string(md.Name()))
+	}
+	method := fmt.Sprintf("/%s/%s", svc.Desc.FullName(), md.Name())
+	return &Tool{
+		Desc:       md,
+		Service:    svc,
+		Policy:     policy,
+		Name:       name,
+		FQN:        string(pkg.Name) + "." + name,
+		Method:     method,
+		Subject:    wire.Subject(method),
+		QueueGroup: wire.QueueGroup(string(svc.Desc.FullName())),
+	}
+}
