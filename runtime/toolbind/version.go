@@ -6,7 +6,8 @@ package toolbind
 //     newer than this runtime; upgrade github.com/garm-dev/garm.
 //   - a type error quoting a string constant: this runtime no longer builds
 //     that generated code; the string says which protoc-gen-garm to
-//     regenerate with.
+//     regenerate with. (Retiring a version redefines its constant as such a
+//     string, under 60 characters so the compiler quotes it whole.)
 const SupportPackageIsVersion1 GeneratedCodeVersion = 1
 
 // GeneratedCodeVersion is the type of the SupportPackageIsVersionN constants.

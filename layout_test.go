@@ -1,0 +1,158 @@
+// Package garm_test holds the repository-wide rules of the layout: which
+// packages may reach which, checked with `go list -deps` rather than by
+// review.
+package garm_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/garm-dev/garm"
+
+type listedPackage struct {
+	ImportPath string
+	Dir        string
+	Deps       []string
+}
+
+// listPackages lists every package of the module with its non-test
+// dependencies, including generated bindings kept under testdata.
+func listPackages(t *testing.T) []listedPackage {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to check import rules: %v", err)
+	}
+	patterns := []string{"./..."}
+	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == ".tmp") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, "_garm.pb.go") && strings.Contains(path, "testdata") {
+			patterns = append(patterns, "./"+filepath.ToSlash(filepath.Dir(path)))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(goBin, append([]string{"list", "-json"}, patterns...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []listedPackage
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// isGeneratedBindings reports whether a package holds protoc-gen-garm output.
+func isGeneratedBindings(p listedPackage) bool {
+	matches, _ := filepath.Glob(filepath.Join(p.Dir, "*_garm.pb.go"))
+	return len(matches) > 0
+}
+
+func under(path string, prefixes ...string) bool {
+	for _, prefix := range prefixes {
+		if path == prefix || strings.HasPrefix(path, prefix+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func TestImportRules(t *testing.T) {
+	pkgs := listPackages(t)
+	bindings := map[string]bool{}
+	for _, p := range pkgs {
+		if isGeneratedBindings(p) {
+			bindings[p.ImportPath] = true
+		}
+	}
+	rules := []struct {
+		name      string
+		applies   func(listedPackage) bool
+		forbidden func(dep string) bool
+	}{
+		{
+			name: "runtime and generated bindings reach no daemon, devkit, builder, generator, CEL, JWT, AWS or NATS server code",
+			applies: func(p listedPackage) bool {
+				return (under(p.ImportPath, module+"/runtime") && !under(p.ImportPath, module+"/runtime/garmtooltest")) ||
+					isGeneratedBindings(p)
+			},
+			forbidden: func(dep string) bool {
+				return under(dep, module+"/daemon", module+"/devkit", module+"/catalogue-builder", module+"/protoc-gen-garm",
+					"cel.dev/cel-go", "github.com/google/cel-go", "github.com/lestrrat-go/jwx", "github.com/aws/aws-sdk-go-v2",
+					"github.com/nats-io/nats-server")
+			},
+		},
+		{
+			name:    "runtime/toolbind depends on protobuf alone",
+			applies: func(p listedPackage) bool { return p.ImportPath == module+"/runtime/toolbind" },
+			forbidden: func(dep string) bool {
+				return strings.Contains(strings.SplitN(dep, "/", 2)[0], ".") && !under(dep, "google.golang.org/protobuf")
+			},
+		},
+		{
+			name: "garmd's command reaches no example, devkit, NATS server or tool bindings",
+			applies: func(p listedPackage) bool {
+				return under(p.ImportPath, module+"/daemon/cmd/garmd")
+			},
+			forbidden: func(dep string) bool {
+				return under(dep, module+"/examples", module+"/devkit", "github.com/nats-io/nats-server") || bindings[dep]
+			},
+		},
+		{
+			name: "the daemon imports runtime/wire and nothing else under runtime",
+			applies: func(p listedPackage) bool {
+				return under(p.ImportPath, module+"/daemon")
+			},
+			forbidden: func(dep string) bool {
+				return under(dep, module+"/runtime") && dep != module+"/runtime/wire"
+			},
+		},
+		{
+			name: "the NATS server appears only in garmtooltest and the dev stack",
+			applies: func(p listedPackage) bool {
+				return !under(p.ImportPath, module+"/runtime/garmtooltest", module+"/examples/devstack")
+			},
+			forbidden: func(dep string) bool { return under(dep, "github.com/nats-io/nats-server") },
+		},
+	}
+	for _, rule := range rules {
+		checked := 0
+		for _, p := range pkgs {
+			if !under(p.ImportPath, module) || !rule.applies(p) {
+				continue
+			}
+			checked++
+			for _, dep := range p.Deps {
+				if rule.forbidden(dep) {
+					t.Errorf("%s: %s reaches %s", rule.name, p.ImportPath, dep)
+				}
+			}
+		}
+		t.Logf("%s: %d packages checked", rule.name, checked)
+	}
+}
