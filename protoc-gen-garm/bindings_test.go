@@ -148,7 +148,9 @@ type accounts struct{}
 func (accounts) GetBalance(context.Context, *severalv1.GetBalanceRequest) (*severalv1.GetBalanceResponse, error) {
 	return &severalv1.GetBalanceResponse{BalanceMinorUnits: proto.Int64(1250)}, nil
 }
-func (accounts) Ping(context.Context, *emptypb.Empty) (*emptypb.Empty, error) { return &emptypb.Empty{}, nil }
+func (accounts) Ping(context.Context, *emptypb.Empty) (*emptypb.Empty, error) {
+	return &emptypb.Empty{}, nil
+}
 
 func TestAGeneratedHandlerPassesTheRequestAndTheAnswerThrough(t *testing.T) {
 	h := &echo{res: &minimalv1.EchoResponse{Text: "hello"}}

@@ -1,9 +1,11 @@
 package compile
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -70,15 +72,29 @@ func (ds Diagnostics) String() string {
 var toolNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
 // Lint checks the model against the rules and returns every finding, sorted
-// by path, then rule, then message, so output is stable.
+// by path, then rule number, then message, so output is stable.
 func Lint(m *Model) Diagnostics {
 	var ds Diagnostics
 	ds = append(ds, lintToolNames(m)...)
 	ds = append(ds, lintStreaming(m)...)
 	slices.SortStableFunc(ds, func(a, b Diagnostic) int {
-		return strings.Compare(a.Path+"\x00"+a.Rule+"\x00"+a.Message, b.Path+"\x00"+b.Rule+"\x00"+b.Message)
+		return cmp.Or(
+			strings.Compare(a.Path, b.Path),
+			cmp.Compare(ruleNumber(a.Rule), ruleNumber(b.Rule)),
+			strings.Compare(a.Rule, b.Rule),
+			strings.Compare(a.Message, b.Message),
+		)
 	})
 	return ds
+}
+
+// ruleNumber orders rule ids by number, so L3 comes before L10.
+func ruleNumber(rule string) int {
+	n, err := strconv.Atoi(strings.TrimPrefix(rule, "L"))
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // lintToolNames is L3: a name must match the pattern, and a short name is
