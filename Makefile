@@ -65,10 +65,14 @@ test: tools ## Run every test with the race detector.
 	go test -race ./...
 
 .PHONY: lint
-lint: tools ## Vet the code, check formatting and lint the vocabulary.
+lint: tools ## Vet and gofmt-check the Go code; buf lint and format-check every proto module.
 	go vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	$(BUF) lint annotations
+	@for m in $(GEN_MODULES); do \
+		src=$${m%%:*}; \
+		echo "buf lint $$src"; $(BUF) lint "$$src"; \
+		$(BUF) format -d --exit-code "$$src"; \
+	done
 
 .PHONY: bench
 bench: ## Run the benchmarks.

@@ -31,8 +31,17 @@ type goPackage struct {
 
 // service pairs a tool-bearing proto service with its protogen view.
 type service struct {
-	gen   *protogen.Service
-	model *compile.Service
+	gen     *protogen.Service
+	model   *compile.Service
+	methods map[protoreflect.FullName]*protogen.Method
+}
+
+func newService(gen *protogen.Service, model *compile.Service) *service {
+	methods := make(map[protoreflect.FullName]*protogen.Method, len(gen.Methods))
+	for _, m := range gen.Methods {
+		methods[m.Desc.FullName()] = m
+	}
+	return &service{gen: gen, model: model, methods: methods}
 }
 
 // generateBindings writes one <gopkgname>_garm.pb.go per Go package that
@@ -89,7 +98,7 @@ func groupByGoPackage(files []*protogen.File, model *compile.Model) ([]*goPackag
 					pkg.importPath, pkg.model.Name, mp.Name)
 			}
 			pkg.model = mp
-			pkg.services = append(pkg.services, &service{gen: s, model: ms})
+			pkg.services = append(pkg.services, newService(s, ms))
 		}
 	}
 	return pkgs, nil
@@ -283,14 +292,8 @@ func generateServe(g *protogen.GeneratedFile, s *service) {
 	g.P()
 }
 
-// methodOf finds the protogen view of a tool's method.
-func methodOf(s *service, t *compile.Tool) *protogen.Method {
-	for _, m := range s.gen.Methods {
-		if m.Desc.FullName() == t.Desc.FullName() {
-			return m
-		}
-	}
-	panic("protoc-gen-garm: no protogen method for " + t.Path())
-}
+// methodOf finds the protogen view of a tool's method; both views come from
+// the same descriptors, so it is always there.
+func methodOf(s *service, t *compile.Tool) *protogen.Method { return s.methods[t.Desc.FullName()] }
 
 func quote(s string) string { return fmt.Sprintf("%q", s) }
