@@ -21,16 +21,16 @@ help: ## List the targets.
 	@grep -hE '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 .PHONY: tools
-tools: $(BUF) $(PROTOC_GEN_GO) ## Install pinned buf and protoc-gen-go into .tmp/bin (once per machine).
-
-$(BUF):
+tools: ## Install pinned buf and protoc-gen-go into .tmp/bin (once per machine).
 	@mkdir -p $(BIN)
-	@echo "installing buf $(BUF_VERSION) into $(BIN) (a few minutes on two cores, once)"
-	GOBIN=$(BIN) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
-
-$(PROTOC_GEN_GO):
-	@mkdir -p $(BIN)
-	GOBIN=$(BIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	@if [ "$$($(BUF) --version 2>/dev/null)" != "$(BUF_VERSION:v%=%)" ]; then \
+		echo "installing buf $(BUF_VERSION) into $(BIN) (a few minutes on two cores, once per machine)"; \
+		GOBIN=$(BIN) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION); \
+	fi
+	@if [ "$$($(PROTOC_GEN_GO) --version 2>/dev/null)" != "protoc-gen-go $(PROTOC_GEN_GO_VERSION)" ]; then \
+		echo "installing protoc-gen-go $(PROTOC_GEN_GO_VERSION) into $(BIN)"; \
+		GOBIN=$(BIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION); \
+	fi
 
 .PHONY: protoc-gen-garm
 protoc-gen-garm: ## Build protoc-gen-garm from this tree into .tmp/bin.
@@ -61,7 +61,7 @@ build: ## Build every package and command.
 	go build ./...
 
 .PHONY: test
-test: tools ## Run every test with the race detector.
+test: ## Run every test with the race detector.
 	go test -race ./...
 
 .PHONY: lint

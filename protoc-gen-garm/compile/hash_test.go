@@ -267,20 +267,15 @@ service C {
 `,
 }
 
-func TestEachPackageIsHashedOnItsOwnInTheOrderItsFilesWereGiven(t *testing.T) {
+func TestEachPackageIsHashedOnItsOwnWithItsFilesInPathOrder(t *testing.T) {
+	// a/v1/first.proto sorts before a/v1/second.proto, whatever order the
+	// files are given in.
 	firstThenSecond := `message a.v1.FirstRequest
 field 1 ref optional message
 message common.v1.Shared
 field 1 id optional string
 message a.v1.SecondRequest
 field 1 n optional int32
-`
-	secondThenFirst := `message a.v1.SecondRequest
-field 1 n optional int32
-message common.v1.Shared
-field 1 id optional string
-message a.v1.FirstRequest
-field 1 ref optional message
 `
 	// b.v1 reaches common.v1.Shared too: a message is remembered per
 	// package, so it is written again here.
@@ -298,8 +293,8 @@ field 1 id optional string
 	}
 
 	reversed := hashesOf(t, multiSources, "a/v1/second.proto", "a/v1/first.proto")
-	if want := sha256Hex(secondThenFirst); reversed["a.v1"] != want {
-		t.Errorf("a.v1 hash with its files reversed = %s, want sha256 of %q = %s", reversed["a.v1"], secondThenFirst, want)
+	if want := sha256Hex(firstThenSecond); reversed["a.v1"] != want {
+		t.Errorf("a.v1 hash with its files given reversed = %s, want sha256 of %q = %s (path order)", reversed["a.v1"], firstThenSecond, want)
 	}
 }
 

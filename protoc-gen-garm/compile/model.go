@@ -2,6 +2,8 @@ package compile
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"github.com/garm-dev/garm/runtime/wire"
@@ -18,12 +20,12 @@ type Model struct {
 type Package struct {
 	// Name is the proto package.
 	Name protoreflect.FullName
-	// Files of the package, in the order given.
+	// Files of the package, in path order.
 	Files []protoreflect.FileDescriptor
 	// Services of the package in declaration order, with or without tools.
 	Services []*Service
-	// Tools of the package in declaration order (files in the order given,
-	// then services, then methods).
+	// Tools of the package in declaration order (files in path order, then
+	// services, then methods).
 	Tools []*Tool
 	// DescriptorHash is the package's wire-shape identity (see
 	// DescriptorHash).
@@ -66,9 +68,12 @@ func (t *Tool) Path() string { return string(t.Desc.FullName()) }
 // HasTools reports whether the service declares at least one tool.
 func (s *Service) HasTools() bool { return len(s.Tools) > 0 }
 
-// Build reads the tool model from files, in the order given. It fails only
-// when an annotation cannot be read; whether the model is acceptable is
-// Lint's decision.
+// Build reads the tool model from files. Packages come in the order of their
+// first file; a package's files are taken in path order, whatever order they
+// were given in, so that every producer — protoc, buf, the catalogue builder
+// with its sources listed any way — derives the same tool order and the same
+// descriptor hash. Build fails only when an annotation cannot be read;
+// whether the model is acceptable is Lint's decision.
 func Build(files []protoreflect.FileDescriptor) (*Model, error) {
 	m := &Model{}
 	byName := map[protoreflect.FullName]*Package{}
@@ -80,17 +85,20 @@ func Build(files []protoreflect.FileDescriptor) (*Model, error) {
 			m.Packages = append(m.Packages, pkg)
 		}
 		pkg.Files = append(pkg.Files, f)
-		services := f.Services()
-		for i := 0; i < services.Len(); i++ {
-			svc, err := buildService(pkg, services.Get(i))
-			if err != nil {
-				return nil, err
-			}
-			pkg.Services = append(pkg.Services, svc)
-			pkg.Tools = append(pkg.Tools, svc.Tools...)
-		}
 	}
 	for _, pkg := range m.Packages {
+		slices.SortStableFunc(pkg.Files, func(a, b protoreflect.FileDescriptor) int { return strings.Compare(a.Path(), b.Path()) })
+		for _, f := range pkg.Files {
+			services := f.Services()
+			for i := 0; i < services.Len(); i++ {
+				svc, err := buildService(pkg, services.Get(i))
+				if err != nil {
+					return nil, err
+				}
+				pkg.Services = append(pkg.Services, svc)
+				pkg.Tools = append(pkg.Tools, svc.Tools...)
+			}
+		}
 		pkg.DescriptorHash = DescriptorHash(pkg.Tools)
 	}
 	return m, nil
