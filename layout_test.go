@@ -103,7 +103,7 @@ func TestImportRules(t *testing.T) {
 			},
 			forbidden: func(dep string) bool {
 				return under(dep, module+"/daemon", module+"/devkit", module+"/catalogue-builder", module+"/protoc-gen-garm",
-					"cel.dev/cel-go", "github.com/google/cel-go", "github.com/lestrrat-go/jwx", "github.com/aws/aws-sdk-go-v2",
+					"cel.dev/cel-go", "github.com/google/cel-go", "github.com/lestrrat-go/jwx", "github.com/aws",
 					"github.com/nats-io/nats-server")
 			},
 		},
@@ -112,6 +112,16 @@ func TestImportRules(t *testing.T) {
 			applies: func(p listedPackage) bool { return p.ImportPath == module+"/runtime/toolbind" },
 			forbidden: func(dep string) bool {
 				return strings.Contains(strings.SplitN(dep, "/", 2)[0], ".") && !under(dep, "google.golang.org/protobuf")
+			},
+		},
+		{
+			// garmd imports wire; a NATS client or the tool runtime reached
+			// through it would make the daemon depend on what tools link.
+			name:    "runtime/wire depends on protobuf, garm's generated vocabulary and the standard library alone",
+			applies: func(p listedPackage) bool { return p.ImportPath == module+"/runtime/wire" },
+			forbidden: func(dep string) bool {
+				return strings.Contains(strings.SplitN(dep, "/", 2)[0], ".") &&
+					!under(dep, "google.golang.org/protobuf", module+"/gen")
 			},
 		},
 		{

@@ -21,3 +21,20 @@ func ExampleCodedError() {
 	}
 	// Output: 404 no customer c-17
 }
+
+// The constructors named after each refusal code make a refusal one line.
+func ExampleUnprocessableEntity() {
+	divide := func(dividend, divisor float64) (float64, error) {
+		if divisor == 0 {
+			return 0, toolbind.UnprocessableEntity("division by zero")
+		}
+		return dividend / divisor, nil
+	}
+	_, err := divide(1, 0)
+
+	var refusal *toolbind.CodedError
+	if errors.As(err, &refusal) {
+		fmt.Println(refusal.Code, refusal.Message, toolbind.IsRefusalCode(refusal.Code))
+	}
+	// Output: 422 division by zero true
+}

@@ -38,13 +38,22 @@ type Registrar interface {
 
 // CodedError is a tool's refusal: a status code garmd passes to its caller as
 // the tool's own refusal, and a message for the tool's logs. Find it with
-// errors.As, so wrapping with %w keeps it.
+// errors.As, so wrapping with %w keeps it. Refuse and the constructors named
+// after each code make one.
 type CodedError struct {
-	// Code is one of the refusal codes (see RefusalCodes).
+	// Code is one of the refusal codes (see RefusalCodes). Another code is
+	// served as an unclassified 500.
 	Code string
-	// Message says why; garmd never shows it to the caller.
+	// Message says why; garmd never shows it to the caller. Empty, the code
+	// stands in for it.
 	Message string
 }
 
-// Error returns the message.
-func (e *CodedError) Error() string { return e.Message }
+// Error returns the message. A nil *CodedError has an empty message, so an
+// error that holds one cannot panic whoever prints it.
+func (e *CodedError) Error() string {
+	if e == nil {
+		return ""
+	}
+	return e.Message
+}

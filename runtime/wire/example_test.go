@@ -1,8 +1,11 @@
 package wire_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"github.com/garm-dev/garm/runtime/wire"
 )
 
@@ -17,4 +20,39 @@ func ExampleSubject() {
 	// calc.v1.Calculator.Add
 	// calc.v1.Calculator
 	// calc_v1_Calculator calc_v1_Calculator_Add
+}
+
+// garmd encodes the invocation into the Garm-Invocation header; the tool
+// runtime decodes it strictly and puts it on the handler's context.
+func ExampleDecodeInvocation() {
+	value, err := wire.EncodeInvocation(&toolv1.InvocationContext{
+		CallId:      "evt-1",
+		Attribution: &toolv1.CallContext{Tenant: "acme"},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	inv, err := wire.DecodeInvocation(value)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := wire.WithInvocation(context.Background(), inv)
+	fmt.Println(wire.InvocationFrom(ctx).GetCallId(), wire.InvocationFrom(ctx).GetAttribution().GetTenant())
+
+	_, err = wire.DecodeInvocation("not base64!")
+	fmt.Println(errors.Is(err, wire.ErrMalformedInvocation))
+	// Output:
+	// evt-1 acme
+	// true
+}
+
+// Subjects built from what a caller asserts cannot make a wildcard.
+func ExampleNotifySubject() {
+	fmt.Println(wire.NotifySubject("acme", "payments.v1.initiate_payment"))
+	fmt.Println(wire.LedgerSubject("acme.*", "garmd"))
+	// Output:
+	// garm.v1.notify.acme.payments.v1.initiate_payment
+	// garm.v1.ledger.acme__.garmd
 }

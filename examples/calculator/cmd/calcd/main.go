@@ -1,0 +1,106 @@
+// Command calcd serves the example calculator's tools (calc.v1.Calculator)
+// on NATS with runtime/garmtool.
+//
+//	calcd [--nats nats://127.0.0.1:4222] [--concurrency 4] [--drain-timeout 30s]
+//
+// It logs to stderr, keeps reconnecting to NATS for as long as it runs
+// (starting even when the server is not up yet), and on SIGINT or SIGTERM
+// stops taking calls and lets running ones finish, for up to the drain
+// timeout, before it exits.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/garm-dev/garm/examples/calculator/calculator"
+	calcv1 "github.com/garm-dev/garm/examples/calculator/gen/calc/v1"
+	"github.com/garm-dev/garm/runtime/garmtool"
+	"github.com/nats-io/nats.go"
+)
+
+// version is calcd's own version, published on $SRV.INFO.
+const version = "0.1.0"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "calcd:", err)
+		os.Exit(1)
+	}
+}
+
+// run serves until ctx is done, then drains and returns.
+func run(ctx context.Context, args []string, stderr io.Writer) error {
+	flags := flag.NewFlagSet("calcd", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	natsURL := flags.String("nats", nats.DefaultURL, "the NATS server to serve on")
+	concurrency := flags.Int("concurrency", garmtool.DefaultConcurrency, "calls per tool handled at once")
+	drainTimeout := flags.Duration("drain-timeout", garmtool.DefaultDrainTimeout, "how long running calls may take to finish after SIGINT or SIGTERM")
+	if err := flags.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if flags.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", flags.Args())
+	}
+
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	logger.Info("calcd: connecting to NATS", "url", redacted(*natsURL))
+	nc, err := nats.Connect(*natsURL,
+		nats.Name("calcd"),
+		nats.MaxReconnects(-1),
+		nats.RetryOnFailedConnect(true),
+		nats.ConnectHandler(func(nc *nats.Conn) {
+			logger.Info("calcd: connected to NATS", "url", nc.ConnectedUrlRedacted())
+		}),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			logger.Warn("calcd: disconnected from NATS; reconnecting", "error", err)
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			logger.Info("calcd: reconnected to NATS", "url", nc.ConnectedUrlRedacted())
+		}),
+	)
+	if err != nil {
+		return fmt.Errorf("connecting to NATS: %w", err)
+	}
+	defer nc.Close()
+
+	svc := garmtool.New("calcd", version,
+		garmtool.WithConcurrency(*concurrency),
+		garmtool.WithDrainTimeout(*drainTimeout),
+		garmtool.WithLogger(logger))
+	if err := calcv1.ServeCalculator(svc, calculator.Calculator{}); err != nil {
+		return err
+	}
+	return svc.Run(ctx, nc)
+}
+
+// redacted is the server list with any password hidden, for logging.
+func redacted(servers string) string {
+	parts := strings.Split(servers, ",")
+	for i, part := range parts {
+		u, err := url.Parse(strings.TrimSpace(part))
+		if err != nil {
+			parts[i] = "<unparseable>"
+			continue
+		}
+		if u.User != nil {
+			u.User = url.User(u.User.Username())
+		}
+		parts[i] = u.String()
+	}
+	return strings.Join(parts, ",")
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	calcv1 "github.com/garm-dev/garm/examples/calculator/gen/calc/v1"
+	"github.com/garm-dev/garm/runtime/garmtooltest"
+	"github.com/garm-dev/garm/runtime/toolbind"
+	"github.com/nats-io/nats.go"
+	"google.golang.org/protobuf/proto"
+)
+
+// syncBuffer is a log sink the test can read while calcd writes to it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startCalcd runs calcd against url until the returned stop is called; stop
+// returns what run returned.
+func startCalcd(t *testing.T, ctx context.Context, url string, logs *syncBuffer, args ...string) (stop func() error) {
+	t.Helper()
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- run(runCtx, append([]string{"--nats", url}, args...), logs) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return func() error {
+		cancel()
+		select {
+		case err := <-done:
+			done <- err // for the cleanup
+			return err
+		case <-ctx.Done():
+			t.Fatalf("calcd did not stop\n%s", logs.String())
+			return nil
+		}
+	}
+}
+
+// addUntilAnswered calls add until calcd answers it: until calcd has
+// (re)connected and subscribed, there are no responders or no connection.
+func addUntilAnswered(t *testing.T, ctx context.Context, nc *nats.Conn, logs *syncBuffer) float64 {
+	t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		attempt, cancel := context.WithTimeout(ctx, time.Second)
+		var out calcv1.AddResponse
+		err := garmtooltest.Call(attempt, nc, calcv1.CalculatorTools[0], &calcv1.AddRequest{A: proto.Float64(1), B: proto.Float64(2)}, &out)
+		cancel()
+		if err == nil {
+			return out.GetSum()
+		}
+		var coded *toolbind.CodedError
+		if errors.As(err, &coded) {
+			t.Fatalf("calcd refused: %v\n%s", err, logs.String())
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("calcd never answered (last: %v)\n%s", err, logs.String())
+		case <-tick.C:
+		}
+	}
+}
+
+func TestCalcdServesTheCalculatorAndDrainsWhenCancelled(t *testing.T) {
+	server := garmtooltest.StartServer(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	var logs syncBuffer
+	stop := startCalcd(t, ctx, server.URL(), &logs, "--concurrency", "2", "--drain-timeout", "5s")
+	nc, err := nats.Connect(server.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+
+	if sum := addUntilAnswered(t, ctx, nc, &logs); sum != 3 {
+		t.Fatalf("calcd added 1 and 2 to %v", sum)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("calcd returned %v\n%s", err, logs.String())
+	}
+	for _, line := range []string{"calcd: connecting to NATS", "garmtool: serving", "concurrency=2", "drain_timeout=5s", "garmtool: draining", "garmtool: stopped"} {
+		if !strings.Contains(logs.String(), line) {
+			t.Errorf("the log lacks %q:\n%s", line, logs.String())
+		}
+	}
+}
+
+func TestCalcdKeepsServingAcrossABusRestart(t *testing.T) {
+	server := garmtooltest.StartServer(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	var logs syncBuffer
+	stop := startCalcd(t, ctx, server.URL(), &logs)
+	nc, err := nats.Connect(server.URL(), nats.MaxReconnects(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	addUntilAnswered(t, ctx, nc, &logs)
+
+	if err := server.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if sum := addUntilAnswered(t, ctx, nc, &logs); sum != 3 {
+		t.Fatalf("after the restart calcd added 1 and 2 to %v", sum)
+	}
+	if !strings.Contains(logs.String(), "calcd: reconnected to NATS") {
+		t.Errorf("the log does not say calcd reconnected:\n%s", logs.String())
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRedactedHidesPasswords(t *testing.T) {
+	got := redacted("nats://alice:secret@127.0.0.1:4222, nats://127.0.0.1:4223")
+	if strings.Contains(got, "secret") || !strings.Contains(got, "alice@127.0.0.1:4222") || !strings.Contains(got, "127.0.0.1:4223") {
+		t.Fatalf("redacted = %q", got)
+	}
+}
+
+func TestCalcdRefusesWhatItDoesNotUnderstand(t *testing.T) {
+	for _, args := range [][]string{{"--no-such-flag"}, {"extra"}, {"--concurrency", "many"}} {
+		var logs syncBuffer
+		if err := run(t.Context(), args, &logs); err == nil {
+			t.Errorf("calcd %q was accepted", args)
+		}
+	}
+}
+
+func TestCalcdHelpIsNotAFailure(t *testing.T) {
+	var logs syncBuffer
+	if err := run(t.Context(), []string{"-h"}, &logs); err != nil || !strings.Contains(logs.String(), "-nats") {
+		t.Fatalf("calcd -h = %v\n%s", err, logs.String())
+	}
+}

@@ -1,0 +1,120 @@
+package garmtool_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/garm-dev/garm/runtime/garmtool"
+	"github.com/garm-dev/garm/runtime/garmtooltest"
+	"google.golang.org/protobuf/proto"
+)
+
+// logLines is a JSON log sink safe for the service's goroutines.
+type logLines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logLines) records(t *testing.T) []map[string]any {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var records []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		records = append(records, r)
+	}
+	return records
+}
+
+func TestOneStartupLineStatesTheEffectiveConfigurationDefaultsIncluded(t *testing.T) {
+	var logs logLines
+	svc := garmtool.New("echoer", "v2.0.0", garmtool.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	if err := svc.Endpoint(echo, newString, echoing); err != nil {
+		t.Fatal(err)
+	}
+	h := garmtooltest.Start(t, svc)
+	if err := h.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	var startup []map[string]any
+	for _, r := range logs.records(t) {
+		if r["msg"] == "garmtool: serving" {
+			startup = append(startup, r)
+		}
+	}
+	if len(startup) != 1 {
+		t.Fatalf("%d startup lines, want 1", len(startup))
+	}
+	want := map[string]any{
+		"name": "echoer", "version": "2.0.0", "concurrency": float64(garmtool.DefaultConcurrency),
+		"drain_timeout": float64(garmtool.DefaultDrainTimeout), "identity": echo.DescriptorHash,
+		"contract_version": echo.ContractVersion, "services": []any{"test_v1_Echo"}, "tools": []any{"test.v1.echo"},
+	}
+	for k, v := range want {
+		got, _ := json.Marshal(startup[0][k])
+		exp, _ := json.Marshal(v)
+		if !bytes.Equal(got, exp) {
+			t.Errorf("startup %s = %s, want %s", k, got, exp)
+		}
+	}
+}
+
+func TestAPanicIsLoggedWithItsStackAtErrorLevel(t *testing.T) {
+	var logs logLines
+	svc := garmtool.New("test", "1.0.0", garmtool.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	if err := svc.Endpoint(echo, newString, func(context.Context, proto.Message) (proto.Message, error) { panic("kaboom") }); err != nil {
+		t.Fatal(err)
+	}
+	h := garmtooltest.Start(t, svc)
+	_, err := callEcho(t, h, "x", garmtooltest.WithCallID("evt-7"))
+	wantAnswer(t, err, "500", "handler panicked")
+	for _, r := range logs.records(t) {
+		if r["msg"] == "garmtool: handler panicked" {
+			if r["level"] != "ERROR" || r["panic"] != "kaboom" || r["call_id"] != "evt-7" || !strings.Contains(r["stack"].(string), "garmtool") {
+				t.Fatalf("panic logged as %v", r)
+			}
+			return
+		}
+	}
+	t.Fatal("the panic was not logged")
+}
+
+func TestANilLoggerIsSilent(t *testing.T) {
+	h := serve(t, func(context.Context, proto.Message) (proto.Message, error) { panic("quietly") }, garmtool.WithLogger(nil))
+	_, err := callEcho(t, h, "x")
+	wantAnswer(t, err, "500", "handler panicked")
+}
+
+func TestNonPositiveOptionsMeanTheDefaults(t *testing.T) {
+	var logs logLines
+	svc := garmtool.New("test", "1.0.0", garmtool.WithConcurrency(-3), garmtool.WithDrainTimeout(0),
+		garmtool.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	if err := svc.Endpoint(echo, newString, echoing); err != nil {
+		t.Fatal(err)
+	}
+	garmtooltest.Start(t, svc)
+	for _, r := range logs.records(t) {
+		if r["msg"] == "garmtool: serving" {
+			if r["concurrency"] != float64(garmtool.DefaultConcurrency) || r["drain_timeout"] != float64(garmtool.DefaultDrainTimeout) {
+				t.Fatalf("concurrency %v, drain timeout %v; want the defaults", r["concurrency"], r["drain_timeout"])
+			}
+			return
+		}
+	}
+	t.Fatal("no startup line")
+}

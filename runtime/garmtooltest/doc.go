@@ -1,0 +1,26 @@
+// Package garmtooltest is the harness for testing a tool service: it starts
+// an embedded NATS server on a random loopback port, runs the
+// garmtool.Service under test on it, and calls tools the way garmd does —
+// binary request, Garm-Invocation header with an invocation context the test
+// can shape — returning the response or the coded refusal as a
+// *toolbind.CodedError.
+//
+//	svc := garmtool.New("calc", "0.1.0")
+//	if err := calcv1.ServeCalculator(svc, calculator.Calculator{}); err != nil {
+//		t.Fatal(err)
+//	}
+//	h := garmtooltest.Start(t, svc)
+//	var out calcv1.DivideResponse
+//	err := h.Call(ctx, calcv1.CalculatorTools[1], &calcv1.DivideRequest{…}, &out,
+//		garmtooltest.WithTenant("acme"))
+//
+// It tests the service exactly as it is served (same runtime, same server
+// software, real sockets) rather than calling handlers directly, so a test
+// sees what garmd would see. The raw connections are exposed for requests
+// garmd would never send.
+//
+// It is for tests only: it is the one package under runtime/ that links the
+// NATS server, and nothing a service ships may import it. It does not run
+// garmd: authentication, visibility, validation and redaction are garmd's,
+// and are tested there.
+package garmtooltest
