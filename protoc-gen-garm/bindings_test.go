@@ -153,9 +153,9 @@ func (accounts) Ping(context.Context, *emptypb.Empty) (*emptypb.Empty, error) {
 }
 
 func TestAGeneratedHandlerPassesTheRequestAndTheAnswerThrough(t *testing.T) {
-	h := &echo{res: &minimalv1.EchoResponse{Text: "hello"}}
+	h := &echo{res: &minimalv1.EchoResponse{Text: proto.String("hello")}}
 	e := serveEcho(t, h)
-	req := &minimalv1.EchoRequest{Text: "hello"}
+	req := &minimalv1.EchoRequest{Text: proto.String("hello")}
 	res, err := e.handler(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)

@@ -21,8 +21,10 @@ var update = flag.Bool("update", false, "rewrite the want/ folders of the golden
 
 // A golden case is a folder under testdata/: its *.proto files, an optional
 // `params` file with protoc-gen-garm's parameters, and want/ with exactly the
-// files protoc-gen-go and protoc-gen-garm write for them — or, when the
-// plugin refuses, want/refusal.txt with what it printed and returned.
+// files protoc-gen-go and protoc-gen-garm write for them, plus
+// want/diagnostics.txt with the warnings it printed when there were any — or,
+// when the plugin refuses, want/refusal.txt with what it printed and returned
+// and nothing else, because a refusal writes no file.
 func TestGoldenCases(t *testing.T) {
 	dirs, err := filepath.Glob(filepath.Join("testdata", "*"))
 	if err != nil {
@@ -54,11 +56,14 @@ func generateCase(t *testing.T, dir string) map[string]string {
 	}
 	files := fixture.Compile(t, nil, []string{dir}, fixture.ProtoFiles(t, dir)...)
 
-	garm := runGarm(t, fixture.Request(t, params, files))
+	garm, diagnostics := runGarm(t, fixture.Request(t, params, files))
 	if garm.Error != nil {
 		return map[string]string{"refusal.txt": *garm.Error + "\n"}
 	}
 	out := map[string]string{}
+	if diagnostics != "" {
+		out["diagnostics.txt"] = diagnostics
+	}
 	for _, f := range runGo(t, fixture.Request(t, "paths=source_relative", files)).File {
 		out[f.GetName()] = f.GetContent()
 	}
@@ -68,25 +73,23 @@ func generateCase(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// runGarm runs the plugin as its main does, with diagnostics captured into
-// the response's error so a refusal's golden shows everything printed.
-func runGarm(t *testing.T, req *pluginpb.CodeGeneratorRequest) *pluginpb.CodeGeneratorResponse {
+// runGarm runs the plugin as its main does and returns its response and
+// what it printed; on a refusal, what it printed is in the response's error
+// so the golden shows everything.
+func runGarm(t *testing.T, req *pluginpb.CodeGeneratorRequest) (*pluginpb.CodeGeneratorResponse, string) {
 	t.Helper()
 	params := plugin.DefaultParams()
 	gen, err := protogen.Options{ParamFunc: params.Set}.New(req)
 	if err != nil {
 		msg := err.Error()
-		return &pluginpb.CodeGeneratorResponse{Error: &msg}
+		return &pluginpb.CodeGeneratorResponse{Error: &msg}, ""
 	}
 	var diagnostics bytes.Buffer
 	if err := plugin.Run(gen, params, &diagnostics); err != nil {
 		msg := diagnostics.String() + err.Error()
-		return &pluginpb.CodeGeneratorResponse{Error: &msg}
+		return &pluginpb.CodeGeneratorResponse{Error: &msg}, ""
 	}
-	if diagnostics.Len() > 0 {
-		t.Logf("diagnostics:\n%s", diagnostics.String())
-	}
-	return gen.Response()
+	return gen.Response(), diagnostics.String()
 }
 
 // runGo runs protoc-gen-go at the version go.mod pins, the one `make tools`

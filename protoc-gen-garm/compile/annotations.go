@@ -39,6 +39,27 @@ func ToolPolicyOf(md protoreflect.MethodDescriptor) (policy *toolv1.ToolPolicy, 
 	return got.(*toolv1.ToolPolicy), true, nil
 }
 
+// DeclarationsOf reads a file's (garm.tool.v1.compartments) and
+// (garm.tool.v1.tool_sets) declarations; either is nil when not set.
+func DeclarationsOf(f protoreflect.FileDescriptor) (compartments, toolSets *toolv1.DeclSet, err error) {
+	var copts, sopts descriptorpb.FileOptions
+	c, err := readExtension(f.Options(), &copts, toolv1.E_Compartments, f.Path())
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := readExtension(f.Options(), &sopts, toolv1.E_ToolSets, f.Path())
+	if err != nil {
+		return nil, nil, err
+	}
+	if c != nil {
+		compartments = c.(*toolv1.DeclSet)
+	}
+	if s != nil {
+		toolSets = s.(*toolv1.DeclSet)
+	}
+	return compartments, toolSets, nil
+}
+
 // readExtension re-reads options against the garm vocabulary, so descriptors
 // from any source (a plugin request, an in-process compile, an image) are read
 // the same way, and returns the extension's value, or nil when it is not set.

@@ -1,16 +1,22 @@
 // Package compile turns protobuf descriptors that carry garm annotations into
-// garm's tool model: which methods are tools, their names, FQNs, routes,
-// subjects and queue groups, and each package's descriptor hash — and checks
-// that model against the lint rules before anything is emitted from it.
+// everything garm derives from them: the tool model (which methods are tools,
+// their names, FQNs, routes, subjects and queue groups), each package's
+// descriptor hash, the lint gate's diagnostics, and the plans — per field,
+// the resolved policy, the redaction garmd applies and the JSON Schema
+// fragment it shows — so that garmd compiles nothing at boot.
 //
 // It is the one implementation shared by protoc-gen-garm (descriptors from a
-// CodeGeneratorRequest) and garm-catalogue (descriptors compiled in process),
-// so a tool's identity is computed the same way by every program that needs
-// it. It works on protoreflect descriptors only: no protogen, no Go names, no
-// file output. Emitters (Go bindings, plan files) live with the programs that
-// write them and take the model as their input.
+// CodeGeneratorRequest, linted in ModuleScope) and garm-catalogue
+// (descriptors compiled in process, linted in CatalogueScope), so a tool's
+// identity, its plan and the verdict on it are computed the same way by
+// every program that needs them. It works on protoreflect descriptors only:
+// no protogen, no Go names, no file output. Emitters (Go bindings, plan
+// files, catalogue artifacts) live with the programs that write them and
+// take the model and plans as their input.
 //
 // Annotations are read against the vocabulary linked into this build; an
 // annotation using a field this build does not know is refused, because a
-// declaration that nothing enforces must not pass silently.
+// declaration that nothing enforces must not pass silently. Plans are built
+// only from a model that lint accepted: PlanMessage fails where lint would
+// refuse rather than guess.
 package compile

@@ -68,15 +68,50 @@ func (ds Diagnostics) String() string {
 	return b.String()
 }
 
-// toolNamePattern is what a tool's short name must match.
-var toolNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+// Scope is how much of a catalogue a lint run sees.
+type Scope int
 
-// Lint checks the model against the rules and returns every finding, sorted
-// by path, then rule number, then message, so output is stable.
-func Lint(m *Model) Diagnostics {
-	var ds Diagnostics
-	ds = append(ds, lintToolNames(m)...)
-	ds = append(ds, lintStreaming(m)...)
+const (
+	// ModuleScope is what protoc-gen-garm sees: one buf module's files and
+	// their imports. Rules that need the whole catalogue (a tool name used in
+	// another package, a compartment, tool set or compensating tool
+	// declared elsewhere) are warnings naming the command that checks them.
+	ModuleScope Scope = iota + 1
+	// CatalogueScope is the whole catalogue, as garm-catalogue sees it:
+	// every rule at its own severity.
+	CatalogueScope
+)
+
+// catalogueCheck ends a module-scope warning about a whole-catalogue rule.
+const catalogueCheck = "garm-catalogue build checks it across the whole catalogue"
+
+// severity is Error for a whole-catalogue rule in CatalogueScope, and a
+// Warning in ModuleScope.
+func (s Scope) severity() Severity {
+	if s == CatalogueScope {
+		return Error
+	}
+	return Warning
+}
+
+// suffix is what a whole-catalogue rule's message ends with in this scope.
+func (s Scope) suffix() string {
+	if s == CatalogueScope {
+		return ""
+	}
+	return "; " + catalogueCheck
+}
+
+// Lint checks the model against every rule of the build gate and returns
+// every finding, sorted by path, then rule number, then message, so output
+// is stable.
+func Lint(m *Model, scope Scope) Diagnostics {
+	l := &linter{model: m, scope: scope}
+	l.toolNames()
+	l.tools()
+	l.fields()
+	l.taxonomy()
+	ds := l.found
 	slices.SortStableFunc(ds, func(a, b Diagnostic) int {
 		return cmp.Or(
 			strings.Compare(a.Path, b.Path),
@@ -85,7 +120,22 @@ func Lint(m *Model) Diagnostics {
 			strings.Compare(a.Message, b.Message),
 		)
 	})
-	return ds
+	return slices.CompactFunc(ds, func(a, b Diagnostic) bool { return a == b })
+}
+
+// linter accumulates the findings of one Lint run.
+type linter struct {
+	model *Model
+	scope Scope
+	found Diagnostics
+
+	// Built on first use.
+	compartments, toolSets map[string]bool
+	toolsByName            map[string]*Tool
+}
+
+func (l *linter) report(sev Severity, rule, path, format string, args ...any) {
+	l.found = append(l.found, Diagnostic{sev, rule, path, fmt.Sprintf(format, args...)})
 }
 
 // ruleNumber orders rule ids by number, so L3 comes before L10.
@@ -97,38 +147,30 @@ func ruleNumber(rule string) int {
 	return n
 }
 
-// lintToolNames is L3: a name must match the pattern, and a short name is
-// used by one tool only in the linted set (both are named).
-func lintToolNames(m *Model) Diagnostics {
-	var ds Diagnostics
+// toolNamePattern is what a tool's short name must match.
+var toolNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+// toolNames is L3: a name must match the pattern, and a short name is used
+// by one tool only (both are named). Within a package a second use is always
+// an error; across packages it is a whole-catalogue rule.
+func (l *linter) toolNames() {
 	first := map[string]*Tool{}
-	for _, pkg := range m.Packages {
+	for _, pkg := range l.model.Packages {
 		for _, t := range pkg.Tools {
 			if !toolNamePattern.MatchString(t.Name) {
-				ds = append(ds, Diagnostic{Error, "L3", t.Path(),
-					fmt.Sprintf("tool name %q does not match %s", t.Name, toolNamePattern)})
+				l.report(Error, "L3", t.Path(), "tool name %q does not match %s", t.Name, toolNamePattern)
 				continue
 			}
-			if other, dup := first[t.Name]; dup {
-				ds = append(ds, Diagnostic{Error, "L3", t.Path(),
-					fmt.Sprintf("tool name %q is also used by %s", t.Name, other.Path())})
+			other, dup := first[t.Name]
+			if !dup {
+				first[t.Name] = t
 				continue
 			}
-			first[t.Name] = t
-		}
-	}
-	return ds
-}
-
-// lintStreaming is L4: a tool is one request and one answer.
-func lintStreaming(m *Model) Diagnostics {
-	var ds Diagnostics
-	for _, pkg := range m.Packages {
-		for _, t := range pkg.Tools {
-			if t.Desc.IsStreamingClient() || t.Desc.IsStreamingServer() {
-				ds = append(ds, Diagnostic{Error, "L4", t.Path(), "a streaming method cannot be a tool"})
+			if other.Service.Desc.ParentFile().Package() == pkg.Name {
+				l.report(Error, "L3", t.Path(), "tool name %q is also used by %s", t.Name, other.Path())
+			} else {
+				l.report(l.scope.severity(), "L3", t.Path(), "tool name %q is also used by %s%s", t.Name, other.Path(), l.scope.suffix())
 			}
 		}
 	}
-	return ds
 }

@@ -56,7 +56,7 @@ func lint(t *testing.T, files ...[2]string) (compile.Diagnostics, []string) {
 		sources[f[0]] = f[1]
 		paths = append(paths, f[0])
 	}
-	ds := compile.Lint(build(t, sources, paths...))
+	ds := compile.Lint(build(t, sources, paths...), compile.CatalogueScope)
 	lines := []string{}
 	for _, d := range ds {
 		lines = append(lines, d.String())

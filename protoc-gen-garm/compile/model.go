@@ -2,6 +2,7 @@ package compile
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -14,6 +15,19 @@ import (
 type Model struct {
 	// Packages in the order their first file was given.
 	Packages []*Package
+	// Compartments and ToolSets are the taxonomy: every declaration made by
+	// the given files and the files they import, files in path order. A
+	// name may appear more than once; lint decides whether that conflicts.
+	Compartments []Declared
+	ToolSets     []Declared
+}
+
+// Declared is one compartment or tool-set declaration and where it was made.
+type Declared struct {
+	Name        string
+	Description string
+	// File is the path of the declaring file.
+	File string
 }
 
 // Package is one proto package of the model.
@@ -101,7 +115,43 @@ func Build(files []protoreflect.FileDescriptor) (*Model, error) {
 		}
 		pkg.DescriptorHash = DescriptorHash(pkg.Tools)
 	}
+	if err := m.readTaxonomy(files); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// readTaxonomy collects the file-level declarations of files and of every
+// file they import, so a taxonomy kept in a shared, imported file counts.
+func (m *Model) readTaxonomy(files []protoreflect.FileDescriptor) error {
+	all := map[string]protoreflect.FileDescriptor{}
+	var visit func(f protoreflect.FileDescriptor)
+	visit = func(f protoreflect.FileDescriptor) {
+		if _, seen := all[f.Path()]; seen {
+			return
+		}
+		all[f.Path()] = f
+		imports := f.Imports()
+		for i := 0; i < imports.Len(); i++ {
+			visit(imports.Get(i).FileDescriptor)
+		}
+	}
+	for _, f := range files {
+		visit(f)
+	}
+	for _, path := range slices.Sorted(maps.Keys(all)) {
+		compartments, sets, err := DeclarationsOf(all[path])
+		if err != nil {
+			return err
+		}
+		for _, d := range compartments.GetDeclared() {
+			m.Compartments = append(m.Compartments, Declared{d.GetName(), d.GetDescription(), path})
+		}
+		for _, d := range sets.GetDeclared() {
+			m.ToolSets = append(m.ToolSets, Declared{d.GetName(), d.GetDescription(), path})
+		}
+	}
+	return nil
 }
 
 func buildService(pkg *Package, sd protoreflect.ServiceDescriptor) (*Service, error) {

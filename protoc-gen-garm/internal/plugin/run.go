@@ -32,12 +32,21 @@ func Run(gen *protogen.Plugin, params Params, diagnostics io.Writer) error {
 	if err != nil {
 		return err
 	}
-	diags := compile.Lint(model)
+	diags := compile.Lint(model, compile.ModuleScope)
 	if _, err := io.WriteString(diagnostics, diags.String()); err != nil {
 		return err
 	}
 	if errors := diags.Errors(); errors > 0 {
 		return fmt.Errorf("refusing to generate: %d lint error(s), printed above; no file was written", errors)
 	}
-	return generateBindings(gen, files, model, params)
+	var plans []planFile
+	if params.Plans {
+		if plans, err = buildPlanFiles(model); err != nil {
+			return fmt.Errorf("refusing to generate: %w; no file was written", err)
+		}
+	}
+	if err := generateBindings(gen, files, model, params); err != nil {
+		return err
+	}
+	return writePlanFiles(gen, plans)
 }

@@ -29,7 +29,7 @@ const (
 type ConditionsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The place.
-	Place         string `protobuf:"bytes,1,opt,name=place,proto3" json:"place,omitempty"`
+	Place         *string `protobuf:"bytes,1,opt,name=place,proto3,oneof" json:"place,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -65,8 +65,8 @@ func (*ConditionsRequest) Descriptor() ([]byte, []int) {
 }
 
 func (x *ConditionsRequest) GetPlace() string {
-	if x != nil {
-		return x.Place
+	if x != nil && x.Place != nil {
+		return *x.Place
 	}
 	return ""
 }
@@ -75,7 +75,7 @@ func (x *ConditionsRequest) GetPlace() string {
 type ConditionsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A sentence about the weather.
-	Summary       string `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
+	Summary       *string `protobuf:"bytes,1,opt,name=summary,proto3,oneof" json:"summary,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -111,8 +111,8 @@ func (*ConditionsResponse) Descriptor() ([]byte, []int) {
 }
 
 func (x *ConditionsResponse) GetSummary() string {
-	if x != nil {
-		return x.Summary
+	if x != nil && x.Summary != nil {
+		return *x.Summary
 	}
 	return ""
 }
@@ -121,13 +121,16 @@ var File_custom_name_proto protoreflect.FileDescriptor
 
 const file_custom_name_proto_rawDesc = "" +
 	"\n" +
-	"\x11custom_name.proto\x12\tcustom.v1\x1a\x17garm/tool/v1/tool.proto\"1\n" +
-	"\x11ConditionsRequest\x12\x14\n" +
-	"\x05place\x18\x01 \x01(\tR\x05place:\x06\x9a\xb5\x18\x02\b\n" +
-	"\"6\n" +
-	"\x12ConditionsResponse\x12\x18\n" +
-	"\asummary\x18\x01 \x01(\tR\asummary:\x06\x9a\xb5\x18\x02\b\n" +
-	"2\xa6\x01\n" +
+	"\x11custom_name.proto\x12\tcustom.v1\x1a\x17garm/tool/v1/tool.proto\"@\n" +
+	"\x11ConditionsRequest\x12\x19\n" +
+	"\x05place\x18\x01 \x01(\tH\x00R\x05place\x88\x01\x01:\x06\x9a\xb5\x18\x02\b\n" +
+	"B\b\n" +
+	"\x06_place\"G\n" +
+	"\x12ConditionsResponse\x12\x1d\n" +
+	"\asummary\x18\x01 \x01(\tH\x00R\asummary\x88\x01\x01:\x06\x9a\xb5\x18\x02\b\n" +
+	"B\n" +
+	"\n" +
+	"\b_summary2\xa6\x01\n" +
 	"\x0eWeatherService\x12\x93\x01\n" +
 	"\x14GetCurrentConditions\x12\x1c.custom.v1.ConditionsRequest\x1a\x1d.custom.v1.ConditionsResponse\">\x92\xb5\x18:\n" +
 	"\vweather_now\x1a'Returns the current weather at a place. \x01(\n" +
@@ -165,6 +168,8 @@ func file_custom_name_proto_init() {
 	if File_custom_name_proto != nil {
 		return
 	}
+	file_custom_name_proto_msgTypes[0].OneofWrappers = []any{}
+	file_custom_name_proto_msgTypes[1].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

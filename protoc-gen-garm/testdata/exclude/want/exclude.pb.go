@@ -29,7 +29,7 @@ const (
 type GetDocumentRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The document's id.
-	DocumentId    string `protobuf:"bytes,1,opt,name=document_id,json=documentId,proto3" json:"document_id,omitempty"`
+	DocumentId    *string `protobuf:"bytes,1,opt,name=document_id,json=documentId,proto3,oneof" json:"document_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -65,8 +65,8 @@ func (*GetDocumentRequest) Descriptor() ([]byte, []int) {
 }
 
 func (x *GetDocumentRequest) GetDocumentId() string {
-	if x != nil {
-		return x.DocumentId
+	if x != nil && x.DocumentId != nil {
+		return *x.DocumentId
 	}
 	return ""
 }
@@ -75,7 +75,7 @@ func (x *GetDocumentRequest) GetDocumentId() string {
 type GetDocumentResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The document's text.
-	Text          string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	Text          *string `protobuf:"bytes,1,opt,name=text,proto3,oneof" json:"text,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -111,8 +111,8 @@ func (*GetDocumentResponse) Descriptor() ([]byte, []int) {
 }
 
 func (x *GetDocumentResponse) GetText() string {
-	if x != nil {
-		return x.Text
+	if x != nil && x.Text != nil {
+		return *x.Text
 	}
 	return ""
 }
@@ -122,12 +122,14 @@ var File_exclude_proto protoreflect.FileDescriptor
 const file_exclude_proto_rawDesc = "" +
 	"\n" +
 	"\rexclude.proto\x12\n" +
-	"exclude.v1\x1a\x17garm/tool/v1/tool.proto\"=\n" +
-	"\x12GetDocumentRequest\x12\x1f\n" +
-	"\vdocument_id\x18\x01 \x01(\tR\n" +
-	"documentId:\x06\x9a\xb5\x18\x02\b\x14\"1\n" +
-	"\x13GetDocumentResponse\x12\x12\n" +
-	"\x04text\x18\x01 \x01(\tR\x04text:\x06\x9a\xb5\x18\x02\b\x142\xdb\x01\n" +
+	"exclude.v1\x1a\x17garm/tool/v1/tool.proto\"R\n" +
+	"\x12GetDocumentRequest\x12$\n" +
+	"\vdocument_id\x18\x01 \x01(\tH\x00R\n" +
+	"documentId\x88\x01\x01:\x06\x9a\xb5\x18\x02\b\x14B\x0e\n" +
+	"\f_document_id\"?\n" +
+	"\x13GetDocumentResponse\x12\x17\n" +
+	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x88\x01\x01:\x06\x9a\xb5\x18\x02\b\x14B\a\n" +
+	"\x05_text2\xdb\x01\n" +
 	"\x10DocumentsService\x12s\n" +
 	"\vGetDocument\x12\x1e.exclude.v1.GetDocumentRequest\x1a\x1f.exclude.v1.GetDocumentResponse\"#\x92\xb5\x18\x1f\x1a\x19Returns a document by id. \x01(\x14\x12R\n" +
 	"\aReindex\x12\x1e.exclude.v1.GetDocumentRequest\x1a\x1f.exclude.v1.GetDocumentResponse\"\x06\x92\xb5\x18\x028\x01BJZHgithub.com/garm-dev/garm/protoc-gen-garm/testdata/exclude/want;excludev1b\x06proto3"
@@ -166,6 +168,8 @@ func file_exclude_proto_init() {
 	if File_exclude_proto != nil {
 		return
 	}
+	file_exclude_proto_msgTypes[0].OneofWrappers = []any{}
+	file_exclude_proto_msgTypes[1].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

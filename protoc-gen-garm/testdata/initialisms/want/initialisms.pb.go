@@ -29,7 +29,7 @@ const (
 type URLRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The URL.
-	Url           string `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	Url           *string `protobuf:"bytes,1,opt,name=url,proto3,oneof" json:"url,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -65,8 +65,8 @@ func (*URLRequest) Descriptor() ([]byte, []int) {
 }
 
 func (x *URLRequest) GetUrl() string {
-	if x != nil {
-		return x.Url
+	if x != nil && x.Url != nil {
+		return *x.Url
 	}
 	return ""
 }
@@ -121,11 +121,12 @@ var File_initialisms_proto protoreflect.FileDescriptor
 
 const file_initialisms_proto_rawDesc = "" +
 	"\n" +
-	"\x11initialisms.proto\x12\x0einitialisms.v1\x1a\x17garm/tool/v1/tool.proto\"&\n" +
+	"\x11initialisms.proto\x12\x0einitialisms.v1\x1a\x17garm/tool/v1/tool.proto\"3\n" +
 	"\n" +
-	"URLRequest\x12\x10\n" +
-	"\x03url\x18\x01 \x01(\tR\x03url:\x06\x9a\xb5\x18\x02\b\n" +
-	"\":\n" +
+	"URLRequest\x12\x15\n" +
+	"\x03url\x18\x01 \x01(\tH\x00R\x03url\x88\x01\x01:\x06\x9a\xb5\x18\x02\b\n" +
+	"B\x06\n" +
+	"\x04_url\":\n" +
 	"\x0eStatusResponse\x12\x17\n" +
 	"\x04code\x18\x01 \x01(\x05H\x00R\x04code\x88\x01\x01:\x06\x9a\xb5\x18\x02\b\n" +
 	"B\a\n" +
@@ -175,6 +176,7 @@ func file_initialisms_proto_init() {
 	if File_initialisms_proto != nil {
 		return
 	}
+	file_initialisms_proto_msgTypes[0].OneofWrappers = []any{}
 	file_initialisms_proto_msgTypes[1].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -28,7 +28,7 @@ const (
 type EchoRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The text.
-	Text          string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	Text          *string `protobuf:"bytes,1,opt,name=text,proto3,oneof" json:"text,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -64,8 +64,8 @@ func (*EchoRequest) Descriptor() ([]byte, []int) {
 }
 
 func (x *EchoRequest) GetText() string {
-	if x != nil {
-		return x.Text
+	if x != nil && x.Text != nil {
+		return *x.Text
 	}
 	return ""
 }
@@ -74,7 +74,7 @@ func (x *EchoRequest) GetText() string {
 type EchoResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The same text.
-	Text          string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	Text          *string `protobuf:"bytes,1,opt,name=text,proto3,oneof" json:"text,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -110,8 +110,8 @@ func (*EchoResponse) Descriptor() ([]byte, []int) {
 }
 
 func (x *EchoResponse) GetText() string {
-	if x != nil {
-		return x.Text
+	if x != nil && x.Text != nil {
+		return *x.Text
 	}
 	return ""
 }
@@ -121,13 +121,15 @@ var File_minimal_proto protoreflect.FileDescriptor
 const file_minimal_proto_rawDesc = "" +
 	"\n" +
 	"\rminimal.proto\x12\n" +
-	"minimal.v1\x1a\x17garm/tool/v1/tool.proto\")\n" +
-	"\vEchoRequest\x12\x12\n" +
-	"\x04text\x18\x01 \x01(\tR\x04text:\x06\x9a\xb5\x18\x02\b\n" +
-	"\"*\n" +
-	"\fEchoResponse\x12\x12\n" +
-	"\x04text\x18\x01 \x01(\tR\x04text:\x06\x9a\xb5\x18\x02\b\n" +
-	"2q\n" +
+	"minimal.v1\x1a\x17garm/tool/v1/tool.proto\"7\n" +
+	"\vEchoRequest\x12\x17\n" +
+	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x88\x01\x01:\x06\x9a\xb5\x18\x02\b\n" +
+	"B\a\n" +
+	"\x05_text\"8\n" +
+	"\fEchoResponse\x12\x17\n" +
+	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x88\x01\x01:\x06\x9a\xb5\x18\x02\b\n" +
+	"B\a\n" +
+	"\x05_text2q\n" +
 	"\vEchoService\x12b\n" +
 	"\x04Echo\x12\x17.minimal.v1.EchoRequest\x1a\x18.minimal.v1.EchoResponse\"'\x92\xb5\x18#\x1a\x1dReturns the text it is given. \x01(\n" +
 	"BJZHgithub.com/garm-dev/garm/protoc-gen-garm/testdata/minimal/want;minimalv1b\x06proto3"
@@ -164,6 +166,8 @@ func file_minimal_proto_init() {
 	if File_minimal_proto != nil {
 		return
 	}
+	file_minimal_proto_msgTypes[0].OneofWrappers = []any{}
+	file_minimal_proto_msgTypes[1].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

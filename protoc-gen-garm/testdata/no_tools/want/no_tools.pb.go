@@ -29,9 +29,9 @@ const (
 type Money struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// ISO 4217 code.
-	CurrencyCode string `protobuf:"bytes,1,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	CurrencyCode *string `protobuf:"bytes,1,opt,name=currency_code,json=currencyCode,proto3,oneof" json:"currency_code,omitempty"`
 	// Minor units.
-	AmountMinorUnits int64 `protobuf:"varint,2,opt,name=amount_minor_units,json=amountMinorUnits,proto3" json:"amount_minor_units,omitempty"`
+	AmountMinorUnits *int64 `protobuf:"varint,2,opt,name=amount_minor_units,json=amountMinorUnits,proto3,oneof" json:"amount_minor_units,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -67,15 +67,15 @@ func (*Money) Descriptor() ([]byte, []int) {
 }
 
 func (x *Money) GetCurrencyCode() string {
-	if x != nil {
-		return x.CurrencyCode
+	if x != nil && x.CurrencyCode != nil {
+		return *x.CurrencyCode
 	}
 	return ""
 }
 
 func (x *Money) GetAmountMinorUnits() int64 {
-	if x != nil {
-		return x.AmountMinorUnits
+	if x != nil && x.AmountMinorUnits != nil {
+		return *x.AmountMinorUnits
 	}
 	return 0
 }
@@ -85,10 +85,12 @@ var File_no_tools_proto protoreflect.FileDescriptor
 const file_no_tools_proto_rawDesc = "" +
 	"\n" +
 	"\x0eno_tools.proto\x12\n" +
-	"notools.v1\x1a\x17garm/tool/v1/tool.proto\"Z\n" +
-	"\x05Money\x12#\n" +
-	"\rcurrency_code\x18\x01 \x01(\tR\fcurrencyCode\x12,\n" +
-	"\x12amount_minor_units\x18\x02 \x01(\x03R\x10amountMinorUnits2J\n" +
+	"notools.v1\x1a\x17garm/tool/v1/tool.proto\"\x8d\x01\n" +
+	"\x05Money\x12(\n" +
+	"\rcurrency_code\x18\x01 \x01(\tH\x00R\fcurrencyCode\x88\x01\x01\x121\n" +
+	"\x12amount_minor_units\x18\x02 \x01(\x03H\x01R\x10amountMinorUnits\x88\x01\x01B\x10\n" +
+	"\x0e_currency_codeB\x15\n" +
+	"\x13_amount_minor_units2J\n" +
 	"\x0fInternalService\x127\n" +
 	"\aCompact\x12\x11.notools.v1.Money\x1a\x11.notools.v1.Money\"\x06\x92\xb5\x18\x028\x01BKZIgithub.com/garm-dev/garm/protoc-gen-garm/testdata/no_tools/want;notoolsv1b\x06proto3"
 
@@ -123,6 +125,7 @@ func file_no_tools_proto_init() {
 	if File_no_tools_proto != nil {
 		return
 	}
+	file_no_tools_proto_msgTypes[0].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -30,7 +30,7 @@ const (
 type GetBalanceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The account.
-	AccountId     string `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	AccountId     *string `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3,oneof" json:"account_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -66,8 +66,8 @@ func (*GetBalanceRequest) Descriptor() ([]byte, []int) {
 }
 
 func (x *GetBalanceRequest) GetAccountId() string {
-	if x != nil {
-		return x.AccountId
+	if x != nil && x.AccountId != nil {
+		return *x.AccountId
 	}
 	return ""
 }
@@ -123,10 +123,11 @@ var File_accounts_proto protoreflect.FileDescriptor
 const file_accounts_proto_rawDesc = "" +
 	"\n" +
 	"\x0eaccounts.proto\x12\n" +
-	"several.v1\x1a\x17garm/tool/v1/tool.proto\x1a\x1bgoogle/protobuf/empty.proto\":\n" +
-	"\x11GetBalanceRequest\x12\x1d\n" +
+	"several.v1\x1a\x17garm/tool/v1/tool.proto\x1a\x1bgoogle/protobuf/empty.proto\"N\n" +
+	"\x11GetBalanceRequest\x12\"\n" +
 	"\n" +
-	"account_id\x18\x01 \x01(\tR\taccountId:\x06\x9a\xb5\x18\x02\b\x14\"i\n" +
+	"account_id\x18\x01 \x01(\tH\x00R\taccountId\x88\x01\x01:\x06\x9a\xb5\x18\x02\b\x14B\r\n" +
+	"\v_account_id\"i\n" +
 	"\x12GetBalanceResponse\x123\n" +
 	"\x13balance_minor_units\x18\x01 \x01(\x03H\x00R\x11balanceMinorUnits\x88\x01\x01:\x06\x9a\xb5\x18\x02\b\x14B\x16\n" +
 	"\x14_balance_minor_units2\xee\x01\n" +
@@ -175,6 +176,7 @@ func file_accounts_proto_init() {
 	if File_accounts_proto != nil {
 		return
 	}
+	file_accounts_proto_msgTypes[0].OneofWrappers = []any{}
 	file_accounts_proto_msgTypes[1].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -26,9 +26,9 @@ const (
 type TransferRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// From this account.
-	FromAccountId string `protobuf:"bytes,1,opt,name=from_account_id,json=fromAccountId,proto3" json:"from_account_id,omitempty"`
+	FromAccountId *string `protobuf:"bytes,1,opt,name=from_account_id,json=fromAccountId,proto3,oneof" json:"from_account_id,omitempty"`
 	// To this account.
-	ToAccountId string `protobuf:"bytes,2,opt,name=to_account_id,json=toAccountId,proto3" json:"to_account_id,omitempty"`
+	ToAccountId *string `protobuf:"bytes,2,opt,name=to_account_id,json=toAccountId,proto3,oneof" json:"to_account_id,omitempty"`
 	// This much, in minor units.
 	AmountMinorUnits *int64 `protobuf:"varint,3,opt,name=amount_minor_units,json=amountMinorUnits,proto3,oneof" json:"amount_minor_units,omitempty"`
 	unknownFields    protoimpl.UnknownFields
@@ -66,15 +66,15 @@ func (*TransferRequest) Descriptor() ([]byte, []int) {
 }
 
 func (x *TransferRequest) GetFromAccountId() string {
-	if x != nil {
-		return x.FromAccountId
+	if x != nil && x.FromAccountId != nil {
+		return *x.FromAccountId
 	}
 	return ""
 }
 
 func (x *TransferRequest) GetToAccountId() string {
-	if x != nil {
-		return x.ToAccountId
+	if x != nil && x.ToAccountId != nil {
+		return *x.ToAccountId
 	}
 	return ""
 }
@@ -90,7 +90,7 @@ func (x *TransferRequest) GetAmountMinorUnits() int64 {
 type TransferResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The transfer's id.
-	TransferId    string `protobuf:"bytes,1,opt,name=transfer_id,json=transferId,proto3" json:"transfer_id,omitempty"`
+	TransferId    *string `protobuf:"bytes,1,opt,name=transfer_id,json=transferId,proto3,oneof" json:"transfer_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -126,8 +126,8 @@ func (*TransferResponse) Descriptor() ([]byte, []int) {
 }
 
 func (x *TransferResponse) GetTransferId() string {
-	if x != nil {
-		return x.TransferId
+	if x != nil && x.TransferId != nil {
+		return *x.TransferId
 	}
 	return ""
 }
@@ -137,15 +137,18 @@ var File_transfers_proto protoreflect.FileDescriptor
 const file_transfers_proto_rawDesc = "" +
 	"\n" +
 	"\x0ftransfers.proto\x12\n" +
-	"several.v1\x1a\x17garm/tool/v1/tool.proto\"\xaf\x01\n" +
-	"\x0fTransferRequest\x12&\n" +
-	"\x0ffrom_account_id\x18\x01 \x01(\tR\rfromAccountId\x12\"\n" +
-	"\rto_account_id\x18\x02 \x01(\tR\vtoAccountId\x121\n" +
-	"\x12amount_minor_units\x18\x03 \x01(\x03H\x00R\x10amountMinorUnits\x88\x01\x01:\x06\x9a\xb5\x18\x02\b\x1eB\x15\n" +
-	"\x13_amount_minor_units\";\n" +
-	"\x10TransferResponse\x12\x1f\n" +
-	"\vtransfer_id\x18\x01 \x01(\tR\n" +
-	"transferId:\x06\x9a\xb5\x18\x02\b\x1e2\x9b\x01\n" +
+	"several.v1\x1a\x17garm/tool/v1/tool.proto\"\xdf\x01\n" +
+	"\x0fTransferRequest\x12+\n" +
+	"\x0ffrom_account_id\x18\x01 \x01(\tH\x00R\rfromAccountId\x88\x01\x01\x12'\n" +
+	"\rto_account_id\x18\x02 \x01(\tH\x01R\vtoAccountId\x88\x01\x01\x121\n" +
+	"\x12amount_minor_units\x18\x03 \x01(\x03H\x02R\x10amountMinorUnits\x88\x01\x01:\x06\x9a\xb5\x18\x02\b\x1eB\x12\n" +
+	"\x10_from_account_idB\x10\n" +
+	"\x0e_to_account_idB\x15\n" +
+	"\x13_amount_minor_units\"P\n" +
+	"\x10TransferResponse\x12$\n" +
+	"\vtransfer_id\x18\x01 \x01(\tH\x00R\n" +
+	"transferId\x88\x01\x01:\x06\x9a\xb5\x18\x02\b\x1eB\x0e\n" +
+	"\f_transfer_id2\x9b\x01\n" +
 	"\x10TransfersService\x12\x86\x01\n" +
 	"\bTransfer\x12\x1b.several.v1.TransferRequest\x1a\x1c.several.v1.TransferResponse\"?\x92\xb5\x18;\x1a1Moves money between two accounts of one customer. \x02(\x1eB\x02\x10\x03BSZQgithub.com/garm-dev/garm/protoc-gen-garm/testdata/several_services/want;severalv1b\x06proto3"
 
@@ -182,6 +185,7 @@ func file_transfers_proto_init() {
 		return
 	}
 	file_transfers_proto_msgTypes[0].OneofWrappers = []any{}
+	file_transfers_proto_msgTypes[1].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
