@@ -60,30 +60,41 @@ func DeclarationsOf(f protoreflect.FileDescriptor) (compartments, toolSets *tool
 	return compartments, toolSets, nil
 }
 
-// readExtension re-reads options against the garm vocabulary, so descriptors
-// from any source (a plugin request, an in-process compile, an image) are read
-// the same way, and returns the extension's value, or nil when it is not set.
-// A value carrying fields this build does not know is refused.
+// readExtension re-reads options against the garm vocabulary and returns the
+// extension's value, or nil when it is not set. A value carrying fields this
+// build does not know is refused.
 func readExtension(options proto.Message, into proto.Message, xt protoreflect.ExtensionType, where string) (proto.Message, error) {
-	if options == nil {
-		return nil, nil
+	value, err := rereadOption(options, into, vocabulary, xt, where)
+	if err != nil || value == nil {
+		return nil, err
 	}
-	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(options)
-	if err != nil {
-		return nil, fmt.Errorf("%s: reading options: %w", where, err)
-	}
-	if err := (proto.UnmarshalOptions{Resolver: vocabulary}).Unmarshal(raw, into); err != nil {
-		return nil, fmt.Errorf("%s: reading options: %w", where, err)
-	}
-	if !proto.HasExtension(into, xt) {
-		return nil, nil
-	}
-	value := proto.GetExtension(into, xt).(proto.Message)
 	if unknown := unknownFields(value.ProtoReflect(), string(xt.TypeDescriptor().FullName())); len(unknown) > 0 {
 		return nil, fmt.Errorf("%s: (%s) sets fields this build of garm does not know (%s); upgrade protoc-gen-garm and garm-catalogue before using them",
 			where, xt.TypeDescriptor().FullName(), strings.Join(unknown, ", "))
 	}
 	return value, nil
+}
+
+// rereadOption marshals options and reads them back against resolver, so
+// descriptors from any source (a plugin request, an in-process compile, an
+// image) are read the same way, and returns the extension xt's value, or nil
+// when it is not set. Whether the value holds fields this build cannot read
+// is the caller's judgement.
+func rereadOption(options, into proto.Message, resolver *protoregistry.Types, xt protoreflect.ExtensionType, where string) (proto.Message, error) {
+	if options == nil {
+		return nil, nil
+	}
+	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(options)
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading (%s): %w", where, xt.TypeDescriptor().FullName(), err)
+	}
+	if err := (proto.UnmarshalOptions{Resolver: resolver}).Unmarshal(raw, into); err != nil {
+		return nil, fmt.Errorf("%s: reading (%s): %w", where, xt.TypeDescriptor().FullName(), err)
+	}
+	if !proto.HasExtension(into, xt) {
+		return nil, nil
+	}
+	return proto.GetExtension(into, xt).(proto.Message), nil
 }
 
 // unknownFields lists, sorted, where m or any message below it holds fields

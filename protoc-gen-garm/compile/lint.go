@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Severity says whether a diagnostic refuses the build.
@@ -132,6 +135,28 @@ type linter struct {
 	// Built on first use.
 	compartments, toolSets map[string]bool
 	toolsByName            map[string]*Tool
+	policies               map[protoreflect.FieldDescriptor]resolvedPolicy
+}
+
+// resolvedPolicy is FieldPolicyOf's answer for one field.
+type resolvedPolicy struct {
+	policy *toolv1.FieldPolicy
+	origin PolicyOrigin
+	err    error
+}
+
+// policyOf is FieldPolicyOf, read once per field however many tools and
+// rules reach it.
+func (l *linter) policyOf(fd protoreflect.FieldDescriptor) (*toolv1.FieldPolicy, PolicyOrigin, error) {
+	r, ok := l.policies[fd]
+	if !ok {
+		if l.policies == nil {
+			l.policies = map[protoreflect.FieldDescriptor]resolvedPolicy{}
+		}
+		r.policy, r.origin, r.err = FieldPolicyOf(fd)
+		l.policies[fd] = r
+	}
+	return r.policy, r.origin, r.err
 }
 
 func (l *linter) report(sev Severity, rule, path, format string, args ...any) {

@@ -69,7 +69,7 @@ func (w *fieldWalk) once(fd protoreflect.FieldDescriptor, sev Severity, rule, pa
 }
 
 func (w *fieldWalk) field(fd protoreflect.FieldDescriptor, path string, top bool) {
-	policy, origin, err := FieldPolicyOf(fd)
+	policy, origin, err := w.policyOf(fd)
 	if err != nil {
 		w.once(fd, Error, "L1", path, "its policy cannot be read: %v", err)
 		return

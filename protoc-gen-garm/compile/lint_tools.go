@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"slices"
 	"strings"
 
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
@@ -63,7 +64,7 @@ func (l *linter) outputVisibility(t *Tool) {
 	}
 	fields := out.Fields()
 	for i := 0; i < fields.Len(); i++ {
-		policy, _, err := FieldPolicyOf(fields.Get(i))
+		policy, _, err := l.policyOf(fields.Get(i))
 		if err != nil || policy == nil {
 			return // L1 or the model's read already reports it
 		}
@@ -226,14 +227,7 @@ func allows(have, need toolv1.Clearance) bool {
 // covers reports whether held names every required compartment.
 func covers(held, required []string) bool {
 	for _, r := range required {
-		found := false
-		for _, h := range held {
-			if h == r {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.Contains(held, r) {
 			return false
 		}
 	}

@@ -28,26 +28,17 @@ var validation = func() *protoregistry.Types {
 	return types
 }()
 
-// readRules re-reads options against protovalidate's extensions and returns
-// the extension's value, or nil when it is not set. A rule this build does not
-// know (a newer protovalidate) is refused rather than silently left out of the
-// schema; a predefined rule (an extension of a rules message, which is CEL)
-// has no keyword and is skipped.
+// readRules re-reads options against protovalidate's extensions, as
+// readExtension does against garm's, and returns the extension's value, or
+// nil when it is not set. A rule this build does not know (a newer
+// protovalidate) is refused rather than silently left out of the schema; a
+// predefined rule (an extension of a rules message, which is CEL) has no
+// keyword and is skipped.
 func readRules(options proto.Message, into proto.Message, xt protoreflect.ExtensionType, where string) (proto.Message, error) {
-	if options == nil {
-		return nil, nil
+	value, err := rereadOption(options, into, validation, xt, where)
+	if err != nil || value == nil {
+		return nil, err
 	}
-	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(options)
-	if err != nil {
-		return nil, fmt.Errorf("%s: reading (%s): %w", where, xt.TypeDescriptor().FullName(), err)
-	}
-	if err := (proto.UnmarshalOptions{Resolver: validation}).Unmarshal(raw, into); err != nil {
-		return nil, fmt.Errorf("%s: reading (%s): %w", where, xt.TypeDescriptor().FullName(), err)
-	}
-	if !proto.HasExtension(into, xt) {
-		return nil, nil
-	}
-	value := proto.GetExtension(into, xt).(proto.Message)
 	if unknown := unreadRules(value.ProtoReflect(), string(xt.TypeDescriptor().FullName())); len(unknown) > 0 {
 		return nil, fmt.Errorf("%s: (%s) sets rules this build of garm cannot read (%s); upgrade protoc-gen-garm",
 			where, xt.TypeDescriptor().FullName(), strings.Join(unknown, ", "))

@@ -132,64 +132,57 @@ func writeIndented(out *bytes.Buffer, v any, indent string) error {
 }
 
 func writeObject(out *bytes.Buffer, obj jsonObject, indent string) error {
-	if len(obj) == 0 {
-		out.WriteString("{}")
-		return nil
-	}
-	out.WriteString("{\n")
-	inner := indent + "  "
-	for i, m := range obj {
-		out.WriteString(inner)
-		if err := writeScalar(out, m.key); err != nil {
+	return writeLines(out, "{", "}", indent, len(obj), func(i int, inner string) error {
+		if err := writeScalar(out, obj[i].key); err != nil {
 			return err
 		}
 		out.WriteString(": ")
-		if err := writeIndented(out, m.value, inner); err != nil {
-			return err
-		}
-		if i < len(obj)-1 {
-			out.WriteByte(',')
-		}
-		out.WriteByte('\n')
-	}
-	out.WriteString(indent + "}")
-	return nil
+		return writeIndented(out, obj[i].value, inner)
+	})
 }
 
 func writeArray(out *bytes.Buffer, arr []any, indent string) error {
-	flat := true
 	for _, e := range arr {
 		switch e.(type) {
 		case jsonObject, []any:
-			flat = false
+			return writeLines(out, "[", "]", indent, len(arr), func(i int, inner string) error {
+				return writeIndented(out, arr[i], inner)
+			})
 		}
 	}
-	if flat {
-		out.WriteByte('[')
-		for i, e := range arr {
-			if i > 0 {
-				out.WriteString(", ")
-			}
-			if err := writeScalar(out, e); err != nil {
-				return err
-			}
-		}
-		out.WriteByte(']')
-		return nil
-	}
-	out.WriteString("[\n")
-	inner := indent + "  "
+	out.WriteByte('[')
 	for i, e := range arr {
-		out.WriteString(inner)
-		if err := writeIndented(out, e, inner); err != nil {
+		if i > 0 {
+			out.WriteString(", ")
+		}
+		if err := writeScalar(out, e); err != nil {
 			return err
 		}
-		if i < len(arr)-1 {
+	}
+	out.WriteByte(']')
+	return nil
+}
+
+// writeLines writes n items between open and close, one per line at
+// indent plus two spaces, separated by commas; an empty one is open+close.
+func writeLines(out *bytes.Buffer, open, close, indent string, n int, item func(i int, inner string) error) error {
+	if n == 0 {
+		out.WriteString(open + close)
+		return nil
+	}
+	out.WriteString(open + "\n")
+	inner := indent + "  "
+	for i := range n {
+		out.WriteString(inner)
+		if err := item(i, inner); err != nil {
+			return err
+		}
+		if i < n-1 {
 			out.WriteByte(',')
 		}
 		out.WriteByte('\n')
 	}
-	out.WriteString(indent + "]")
+	out.WriteString(indent + close)
 	return nil
 }
 
