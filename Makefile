@@ -9,9 +9,11 @@ SHELL := /usr/bin/env bash
 BIN := $(CURDIR)/.tmp/bin
 BUF_VERSION := v1.75.0
 PROTOC_GEN_GO_VERSION := v1.36.12
+VERSITYGW_VERSION := v1.8.0
 BUF := $(BIN)/buf
 PROTOC_GEN_GO := $(BIN)/protoc-gen-go
 PROTOC_GEN_GARM := $(BIN)/protoc-gen-garm
+VERSITYGW := $(BIN)/versitygw
 
 # Each buf module and where its generated code goes.
 GEN_MODULES := annotations:gen examples/calculator/proto:examples/calculator/gen
@@ -21,7 +23,7 @@ help: ## List the targets.
 	@grep -hE '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 .PHONY: tools
-tools: ## Install pinned buf and protoc-gen-go into .tmp/bin (once per machine).
+tools: ## Install pinned buf, protoc-gen-go and versitygw (the tests' S3 server) into .tmp/bin (once per machine).
 	@mkdir -p $(BIN)
 	@if [ "$$($(BUF) --version 2>/dev/null)" != "$(BUF_VERSION:v%=%)" ]; then \
 		echo "installing buf $(BUF_VERSION) into $(BIN) (a few minutes on two cores, once per machine)"; \
@@ -30,6 +32,10 @@ tools: ## Install pinned buf and protoc-gen-go into .tmp/bin (once per machine).
 	@if [ "$$($(PROTOC_GEN_GO) --version 2>/dev/null)" != "protoc-gen-go $(PROTOC_GEN_GO_VERSION)" ]; then \
 		echo "installing protoc-gen-go $(PROTOC_GEN_GO_VERSION) into $(BIN)"; \
 		GOBIN=$(BIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION); \
+	fi
+	@if [ "$$(go version -m $(VERSITYGW) 2>/dev/null | awk '$$1 == "mod" { print $$3 }')" != "$(VERSITYGW_VERSION)" ]; then \
+		echo "installing versitygw $(VERSITYGW_VERSION) into $(BIN) (about 1.5 minutes, once per machine)"; \
+		GOBIN=$(BIN) go install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION); \
 	fi
 
 .PHONY: protoc-gen-garm
@@ -56,12 +62,22 @@ checkgenerate: generate ## Regenerate, then fail if anything differs from what i
 		exit 1; \
 	fi
 
+.PHONY: garm-catalogue
+garm-catalogue: ## Build the garm-catalogue command from this tree into .tmp/bin.
+	@mkdir -p $(BIN)
+	go build -o $(BIN)/garm-catalogue ./catalogue-builder/cmd/garm-catalogue
+
+.PHONY: catalogue
+catalogue: garm-catalogue ## Build the calculator's catalogue artifact into .tmp/catalogue/.
+	@mkdir -p $(CURDIR)/.tmp/catalogue
+	$(BIN)/garm-catalogue build -f examples/calculator/catalogue.yaml -o .tmp/catalogue/calculator.binpb
+
 .PHONY: build
 build: ## Build every package and command.
 	go build ./...
 
 .PHONY: test
-test: ## Run every test with the race detector.
+test: tools ## Run every test with the race detector.
 	go test -race ./...
 
 .PHONY: lint

@@ -1,0 +1,19 @@
+// Package artifact owns the catalogue artifact's bytes (SPEC 3.6): it
+// assembles a garm.catalogue.v1.Catalogue from linked descriptors and the
+// tool model, writes it deterministically, computes its digest, and reads one
+// back, checking that it is whole before anyone decides anything with it.
+//
+// Determinism is the point of most of this package: descriptors go in
+// dependency order from files sorted by path, with source information
+// stripped; the taxonomy is sorted by name; plans by package; maps are
+// written in key order; and nothing depends on the machine, the working
+// directory or the clock unless a build time is asked for. The same sources
+// give the same digest anywhere.
+//
+// Reading refuses an artifact that is larger than MaxSize, that is not a
+// catalogue, that was written with a vocabulary version this build does not
+// read, whose descriptors do not resolve on their own, whose descriptor
+// hashes disagree with its descriptors, or whose plans do not describe their
+// messages field for field. It computes nothing a plan already holds: plans
+// are checked against the descriptors, never recomputed.
+package artifact

@@ -1,0 +1,190 @@
+package artifact
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	cataloguev1 "github.com/garm-dev/garm/gen/garm/catalogue/v1"
+	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
+	"github.com/garm-dev/garm/protoc-gen-garm/compile"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+)
+
+// Artifact is a catalogue read back and checked.
+type Artifact struct {
+	// Digest is "sha256:" and the hex SHA-256 of the bytes read.
+	Digest string
+	// Size is the number of bytes read.
+	Size      int
+	Catalogue *cataloguev1.Catalogue
+	// Files resolves the catalogue's descriptors; it was built from the
+	// artifact alone.
+	Files *protoregistry.Files
+	// Model is the tool model read from the artifact's descriptors.
+	Model *compile.Model
+	plans map[planKey]*planv1.MessagePlan
+}
+
+// planKey names a message plan: a message used by tools of two packages has
+// a plan in each.
+type planKey struct{ pkg, message string }
+
+// Plan is the plan a package holds for a message, or nil.
+func (a *Artifact) Plan(pkg, message string) *planv1.MessagePlan {
+	return a.plans[planKey{pkg, message}]
+}
+
+// Tools lists every tool of the artifact, packages in name order, tools in
+// declaration order.
+func (a *Artifact) Tools() []*compile.Tool {
+	packages := slices.Clone(a.Model.Packages)
+	slices.SortFunc(packages, func(x, y *compile.Package) int { return cmp.Compare(x.Name, y.Name) })
+	var tools []*compile.Tool
+	for _, pkg := range packages {
+		tools = append(tools, pkg.Tools...)
+	}
+	return tools
+}
+
+// ReadFile reads and checks the artifact at path.
+func ReadFile(path string) (*Artifact, error) {
+	_, a, err := ReadFileBytes(path)
+	return a, err
+}
+
+// ReadFileBytes reads and checks the artifact at path and returns its bytes
+// too, refusing a file larger than MaxSize before reading it whole.
+func ReadFileBytes(path string) ([]byte, *Artifact, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	a, err := Read(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return data, a, nil
+}
+
+// Read checks an artifact's bytes and returns what they hold. See the
+// package documentation for what it refuses.
+func Read(data []byte) (*Artifact, error) {
+	if len(data) > MaxSize {
+		return nil, fmt.Errorf("not a catalogue: larger than %d MiB", MaxSize>>20)
+	}
+	a := &Artifact{Digest: Digest(data), Size: len(data), Catalogue: new(cataloguev1.Catalogue)}
+	if err := proto.Unmarshal(data, a.Catalogue); err != nil {
+		return nil, fmt.Errorf("not a catalogue: %w", err)
+	}
+	c := a.Catalogue
+	switch v := c.GetAnnotationSchemaVersion(); {
+	case v == 0:
+		return nil, errors.New("not a catalogue: it names no annotation schema version")
+	case v > SchemaVersion:
+		return nil, fmt.Errorf("written for annotation schema version %d; this build reads %d: upgrade garm-catalogue before reading it", v, SchemaVersion)
+	}
+	if len(c.GetFiles().GetFile()) == 0 {
+		return nil, errors.New("not a catalogue: it holds no descriptors")
+	}
+	files, err := protodesc.NewFiles(c.GetFiles())
+	if err != nil {
+		return nil, fmt.Errorf("its descriptors do not resolve on their own: %w", err)
+	}
+	a.Files = files
+	var descs []protoreflect.FileDescriptor
+	for _, fdp := range c.GetFiles().GetFile() {
+		fd, err := files.FindFileByPath(fdp.GetName())
+		if err != nil {
+			return nil, err
+		}
+		descs = append(descs, fd)
+	}
+	if a.Model, err = compile.Build(descs); err != nil {
+		return nil, err
+	}
+	if err := a.checkPlans(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// checkPlans verifies that every tool-bearing package has its recorded
+// descriptor hash and a plan for every tool input and output that describes
+// the message field for field, and that nothing else is recorded.
+func (a *Artifact) checkPlans() error {
+	c := a.Catalogue
+	a.plans = map[planKey]*planv1.MessagePlan{}
+	planned := map[string]bool{}
+	for _, pp := range c.GetPlans() {
+		if planned[pp.GetPackage()] {
+			return fmt.Errorf("plans for package %s appear twice", pp.GetPackage())
+		}
+		planned[pp.GetPackage()] = true
+		for _, mp := range pp.GetMessages() {
+			key := planKey{pp.GetPackage(), mp.GetMessage()}
+			if a.plans[key] != nil {
+				return fmt.Errorf("package %s: the plan for %s appears twice", pp.GetPackage(), mp.GetMessage())
+			}
+			a.plans[key] = mp
+		}
+	}
+	tools, withTools, used := 0, map[string]bool{}, map[planKey]bool{}
+	for _, pkg := range a.Model.Packages {
+		if len(pkg.Tools) == 0 {
+			continue
+		}
+		name := string(pkg.Name)
+		withTools[name] = true
+		tools += len(pkg.Tools)
+		if got := c.GetDescriptorHashes()[name]; got != pkg.DescriptorHash {
+			return fmt.Errorf("package %s: recorded descriptor hash %q, its descriptors hash to %q", name, got, pkg.DescriptorHash)
+		}
+		if !planned[name] {
+			return fmt.Errorf("package %s has tools and no plans", name)
+		}
+		for _, t := range pkg.Tools {
+			for _, md := range []protoreflect.MessageDescriptor{t.Desc.Input(), t.Desc.Output()} {
+				key := planKey{name, string(md.FullName())}
+				used[key] = true
+				mp := a.plans[key]
+				if mp == nil {
+					return fmt.Errorf("tool %s: no plan for %s", t.FQN, md.FullName())
+				}
+				if err := compile.CheckPlan(md, mp); err != nil {
+					return fmt.Errorf("tool %s: %w", t.FQN, err)
+				}
+			}
+		}
+	}
+	if tools == 0 {
+		return errors.New("the catalogue declares no tool")
+	}
+	for name := range c.GetDescriptorHashes() {
+		if !withTools[name] {
+			return fmt.Errorf("a descriptor hash is recorded for %s, which has no tool", name)
+		}
+	}
+	for name := range planned {
+		if !withTools[name] {
+			return fmt.Errorf("plans are recorded for %s, which has no tool", name)
+		}
+	}
+	for key := range a.plans {
+		if !used[key] {
+			return fmt.Errorf("package %s: the plan for %s belongs to no tool", key.pkg, key.message)
+		}
+	}
+	return nil
+}
