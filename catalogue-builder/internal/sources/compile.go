@@ -61,6 +61,11 @@ func Compile(ctx context.Context, roots []string) (*Set, error) {
 		return nil, problems
 	}
 	if err != nil {
+		// Some failures (an import that resolves nowhere) come back
+		// rather than through the reporter.
+		if withPos, ok := errors.AsType[reporter.ErrorWithPos](err); ok {
+			return nil, Problems{describe(withPos, onDisk)}
+		}
 		return nil, Problems{err.Error()}
 	}
 	set := &Set{Compiler: compilerName()}

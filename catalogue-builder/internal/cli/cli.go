@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+)
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitRefused = 1
+	ExitUsage   = 2
+)
+
+// version is the release, set at link time with
+// -ldflags "-X github.com/garm-dev/garm/catalogue-builder/internal/cli.version=v1.2.3";
+// left empty, the module version the binary was built from is used.
+var version string
+
+// Version is garm-catalogue's version: the one set at link time, else the
+// module version recorded in the binary, else "dev".
+func Version() string {
+	if version != "" {
+		return version
+	}
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return "dev"
+}
+
+// Producer is what an artifact records as having written it.
+func Producer() string { return "garm-catalogue/" + Version() }
+
+// command is one subcommand.
+type command struct {
+	name    string
+	usage   string // the arguments after the command name
+	summary string
+	run     func(ctx context.Context, env *env, args []string) int
+}
+
+// env is where a command writes.
+type env struct {
+	stdout, stderr io.Writer
+}
+
+func commands() []command {
+	return []command{
+		{"build", "[-f catalogue.yaml] [-o catalogue.binpb] [--image <file> [--source <text>]] [--stamp]", "compile, lint and write the catalogue artifact", runBuild},
+		{"lint", "[-f catalogue.yaml] [--image <file>]", "the same checks as build, writing nothing", runLint},
+		{"inspect", "<artifact> [--json]", "show an artifact's digest, provenance, taxonomy and tools", runInspect},
+		{"diff", "<old> <new> [--fail-on-widening]", "the policy difference between two artifacts, widening first", runDiff},
+		{"publish", "<artifact> s3://bucket/key", "upload an artifact to S3 or a compatible store", runPublish},
+		{"version", "", "print garm-catalogue's version", runVersion},
+	}
+}
+
+// Run is the process: the command line from os.Args, output to the
+// standard streams, cancelled by an interrupt. It returns the exit code.
+func Run() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+}
+
+// Main runs the command line and returns the exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		e.usage(stderr)
+		return ExitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		e.usage(stdout)
+		return ExitOK
+	case "--version":
+		return runVersion(ctx, e, nil)
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, e, args[1:])
+		}
+	}
+	fmt.Fprintf(stderr, "garm-catalogue: unknown command %q\n\n", args[0])
+	e.usage(stderr)
+	return ExitUsage
+}
+
+func (e *env) usage(w io.Writer) {
+	fmt.Fprintln(w, "garm-catalogue builds, checks and publishes garm catalogue artifacts.")
+	fmt.Fprintln(w, "\nUsage:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  garm-catalogue %-8s %s\n", c.name, c.usage)
+	}
+	fmt.Fprintln(w, "\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'garm-catalogue <command> --help' for a command's flags.")
+	fmt.Fprintln(w, "Exit codes: 0 ok, 1 refused, 2 usage.")
+}
+
+// flags is a command's flag set, printing its usage where asked.
+func (e *env) flags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parse reads flags wherever they appear among the arguments and returns
+// the positional ones; it returns the exit code to stop with, or -1 to go
+// on. Exactly want positional arguments are required.
+func (e *env) parse(fs *flag.FlagSet, args []string, want int) ([]string, int) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				e.commandUsage(e.stdout, fs)
+				return nil, ExitOK
+			}
+			fmt.Fprintf(e.stderr, "garm-catalogue %s: %v\n\n", fs.Name(), err)
+			e.commandUsage(e.stderr, fs)
+			return nil, ExitUsage
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		if args[0] == "--" {
+			positional = append(positional, args[1:]...)
+			break
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+	if len(positional) != want {
+		fmt.Fprintf(e.stderr, "garm-catalogue %s: want %d argument(s), got %d\n\n", fs.Name(), want, len(positional))
+		e.commandUsage(e.stderr, fs)
+		return nil, ExitUsage
+	}
+	return positional, -1
+}
+
+func (e *env) commandUsage(w io.Writer, fs *flag.FlagSet) {
+	for _, c := range commands() {
+		if c.name != fs.Name() {
+			continue
+		}
+		fmt.Fprintf(w, "Usage: garm-catalogue %s %s\n\n%s.\n", c.name, c.usage, upperFirst(c.summary))
+	}
+	var flags strings.Builder
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		fmt.Fprintf(&flags, "  --%s", f.Name)
+		if name != "" {
+			fmt.Fprintf(&flags, " <%s>", name)
+		}
+		fmt.Fprintf(&flags, "\n        %s", usage)
+		if f.DefValue != "" && f.DefValue != "false" {
+			fmt.Fprintf(&flags, " (default %s)", f.DefValue)
+		}
+		flags.WriteByte('\n')
+	})
+	if flags.Len() > 0 {
+		fmt.Fprintf(w, "\nFlags:\n%s", flags.String())
+	}
+}
+
+// refuse prints why a command refused and returns ExitRefused.
+func (e *env) refuse(name string, err error) int {
+	fmt.Fprintf(e.stderr, "garm-catalogue %s: %v\n", name, err)
+	return ExitRefused
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func runVersion(_ context.Context, e *env, args []string) int {
+	if _, code := e.parse(e.flags("version"), args, 0); code >= 0 {
+		return code
+	}
+	fmt.Fprintln(e.stdout, Producer())
+	return ExitOK
+}

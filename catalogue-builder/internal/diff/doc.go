@@ -1,0 +1,31 @@
+// Package diff owns the policy difference between two catalogues, what
+// `garm-catalogue diff` prints (SPEC 6): one sentence per change, each
+// marked widening, narrowing or unclear, so a reviewer sees what a new
+// catalogue lets callers reach before it is mounted, and a pipeline can
+// refuse one that widens anything (HasWidening).
+//
+// Compare matches tools by FQN and compares what gates a call: the tool's
+// verb, minimum clearance, compartments and tool sets, its approval and
+// audit, and, field by field, the plans of its input and output. A new
+// tool, a lowered clearance, a removed compartment, a weaker approval mode
+// or audit level and a field made more readable widen; the reverse of each
+// narrows; a verb change and a changed redaction are unclear. The full
+// table, and the decisions made where the spec is silent, are in
+// docs/decisions/0017-catalogue-diff.md.
+//
+// It refuses to guess. A change widens when it lets some caller reach,
+// read or write more, or weakens a safeguard on what callers already can
+// do (approval, audit); it narrows in the reverse case; a change that
+// moves callers both ways, or whose effect depends on the data, is unclear
+// and left to a person. Values the author left
+// UNSPECIFIED are read as the spec reads them (an unspecified clearance is
+// met by no one, an unspecified approval is as weak as NONE, an
+// unspecified audit level is LEDGER), never as a guess.
+//
+// What is deliberately not here: wire-shape changes (the descriptor hash
+// and field numbers say whether old callers still fit; that is a
+// compatibility question, not a policy one), prose (titles, descriptions,
+// guidance, the reason of a redaction), declared effects (they describe
+// consequences; what gates them — verb, approval, audit — is compared),
+// and validation rules. Enum values are spelled as inspect spells them.
+package diff

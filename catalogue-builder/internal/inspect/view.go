@@ -1,0 +1,202 @@
+package inspect
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/garm-dev/garm/catalogue-builder/internal/artifact"
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"github.com/garm-dev/garm/protoc-gen-garm/compile"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// View is what inspect shows of an artifact. Fields are declared in the
+// order of their JSON keys, so the JSON is written with sorted keys.
+type View struct {
+	AnnotationSchemaVersion uint32     `json:"annotation_schema_version"`
+	Digest                  string     `json:"digest"`
+	Packages                []Package  `json:"packages"`
+	Provenance              Provenance `json:"provenance"`
+	SizeBytes               int        `json:"size_bytes"`
+	Taxonomy                Taxonomy   `json:"taxonomy"`
+}
+
+// Provenance is what the build recorded about itself.
+type Provenance struct {
+	// BuiltAt is RFC 3339 in UTC, and empty (absent from the JSON) unless
+	// the build was asked to record a time.
+	BuiltAt  string `json:"built_at,omitempty"`
+	Compiler string `json:"compiler"`
+	Producer string `json:"producer"`
+	Source   string `json:"source"`
+}
+
+// Taxonomy is the catalogue's declared compartments and tool sets, sorted
+// by name as the artifact stores them.
+type Taxonomy struct {
+	Compartments []Decl `json:"compartments"`
+	ToolSets     []Decl `json:"tool_sets"`
+}
+
+// Decl is one declared compartment or tool set.
+type Decl struct {
+	Description string `json:"description"`
+	Name        string `json:"name"`
+}
+
+// Package is one tool-bearing proto package.
+type Package struct {
+	// DescriptorHash is the package's wire-shape identity (SPEC 4.4).
+	DescriptorHash string `json:"descriptor_hash"`
+	Name           string `json:"name"`
+	// Tools in declaration order.
+	Tools []Tool `json:"tools"`
+}
+
+// Tool is the policy that gates calls to one tool.
+type Tool struct {
+	Approval Approval `json:"approval"`
+	Audit    Audit    `json:"audit"`
+	// Compartments and Sets are sorted.
+	Compartments []string `json:"compartments"`
+	FQN          string   `json:"fqn"`
+	// Method is the route, "/<package>.<Service>/<Method>".
+	Method       string   `json:"method"`
+	MinClearance string   `json:"min_clearance"`
+	Sets         []string `json:"sets"`
+	Verb         string   `json:"verb"`
+}
+
+// Approval is a tool's approval mode and, under GRANT, what a grant must
+// satisfy.
+type Approval struct {
+	// Grant is set only when Mode is GRANT: the other modes present no
+	// grant, so terms declared beside them bind nothing.
+	Grant *Grant `json:"grant,omitempty"`
+	Mode  string `json:"mode"`
+}
+
+// Grant is what an approval grant for a tool must satisfy (SPEC 7.9).
+type Grant struct {
+	// ApproverCompartments and MaterialFields are sorted.
+	ApproverCompartments []string `json:"approver_compartments"`
+	ApproverMinClearance string   `json:"approver_min_clearance"`
+	MaterialFields       []string `json:"material_fields"`
+	MaxGrantAgeSeconds   uint32   `json:"max_grant_age_seconds"`
+}
+
+// Audit is a tool's audit level and terms.
+type Audit struct {
+	FailClosed bool   `json:"fail_closed"`
+	Level      string `json:"level"`
+	RetainDays uint32 `json:"retain_days"`
+}
+
+// Describe is the View of an artifact.
+func Describe(a *artifact.Artifact) View {
+	c := a.Catalogue
+	v := View{
+		AnnotationSchemaVersion: c.GetAnnotationSchemaVersion(),
+		Digest:                  a.Digest,
+		Packages:                []Package{},
+		Provenance: Provenance{
+			Compiler: c.GetProvenance().GetCompiler(),
+			Producer: c.GetProvenance().GetProducer(),
+			Source:   c.GetProvenance().GetSource(),
+		},
+		SizeBytes: a.Size,
+		Taxonomy: Taxonomy{
+			Compartments: declarations(c.GetCompartments()),
+			ToolSets:     declarations(c.GetToolSets()),
+		},
+	}
+	if at := c.GetProvenance().GetBuiltAt(); at != nil {
+		v.Provenance.BuiltAt = at.AsTime().UTC().Format(time.RFC3339Nano)
+	}
+	for _, t := range a.Tools() {
+		pkg := string(t.Desc.ParentFile().Package())
+		if n := len(v.Packages); n == 0 || v.Packages[n-1].Name != pkg {
+			v.Packages = append(v.Packages, Package{
+				DescriptorHash: c.GetDescriptorHashes()[pkg],
+				Name:           pkg,
+				Tools:          []Tool{},
+			})
+		}
+		last := &v.Packages[len(v.Packages)-1]
+		last.Tools = append(last.Tools, describeTool(t))
+	}
+	return v
+}
+
+func describeTool(t *compile.Tool) Tool {
+	p := t.Policy
+	tool := Tool{
+		Approval: Approval{Mode: EnumName(p.GetApproval().GetMode())},
+		Audit: Audit{
+			FailClosed: p.GetAudit().GetFailClosed(),
+			Level:      EnumName(p.GetAudit().GetLevel()),
+			RetainDays: p.GetAudit().GetRetainDays(),
+		},
+		Compartments: sorted(p.GetCompartments()),
+		FQN:          t.FQN,
+		Method:       t.Method,
+		MinClearance: EnumName(p.GetMinClearance()),
+		Sets:         sorted(p.GetSets()),
+		Verb:         EnumName(p.GetVerb()),
+	}
+	if a := p.GetApproval(); a.GetMode() == toolv1.ToolPolicy_Approval_MODE_GRANT {
+		tool.Approval.Grant = &Grant{
+			ApproverCompartments: sorted(a.GetApproverCompartments()),
+			ApproverMinClearance: EnumName(a.GetApproverMinClearance()),
+			MaterialFields:       sorted(a.GetMaterialFields()),
+			MaxGrantAgeSeconds:   a.GetMaxGrantAgeSeconds(),
+		}
+	}
+	return tool
+}
+
+func declarations(decls []*toolv1.Decl) []Decl {
+	out := make([]Decl, 0, len(decls))
+	for _, d := range decls {
+		out = append(out, Decl{Description: d.GetDescription(), Name: d.GetName()})
+	}
+	return out
+}
+
+// sorted is a sorted, de-duplicated copy, never nil, so the JSON says [].
+func sorted(names []string) []string {
+	out := slices.Compact(slices.Sorted(slices.Values(names)))
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+// EnumName spells an enum value the way inspect and diff print it: its
+// declared name without the type's prefix (CLEARANCE_CONFIDENTIAL →
+// CONFIDENTIAL, MODE_GRANT → GRANT), or its number when this build does not
+// know the value.
+func EnumName(e protoreflect.Enum) string {
+	value := e.Descriptor().Values().ByNumber(e.Number())
+	if value == nil {
+		return fmt.Sprint(int32(e.Number()))
+	}
+	name := string(value.Name())
+	if _, short, ok := strings.Cut(name, "_"); ok {
+		return short
+	}
+	return name
+}
+
+// WriteJSON writes the View as indented JSON with a trailing newline.
+func WriteJSON(w io.Writer, v View) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	// Descriptions are prose for people; "&" should stay "&".
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
