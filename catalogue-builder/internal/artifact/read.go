@@ -117,7 +117,61 @@ func Read(data []byte) (*Artifact, error) {
 	if err := a.checkPlans(); err != nil {
 		return nil, err
 	}
+	if err := a.checkTaxonomy(); err != nil {
+		return nil, err
+	}
 	return a, nil
+}
+
+// checkTaxonomy verifies that the taxonomy is well formed and that every
+// compartment and tool set a tool or a plan uses is declared in it: a name
+// nothing declares could never be granted, so it is a broken artifact, not
+// a policy.
+func (a *Artifact) checkTaxonomy() error {
+	c := a.Catalogue
+	compartments, sets := map[string]bool{}, map[string]bool{}
+	for _, d := range c.GetCompartments() {
+		if d.GetName() == "" || compartments[d.GetName()] {
+			return fmt.Errorf("the taxonomy declares compartment %q twice or without a name", d.GetName())
+		}
+		compartments[d.GetName()] = true
+	}
+	if len(compartments) > compile.MaxCompartments {
+		return fmt.Errorf("the taxonomy declares %d compartments; at most %d", len(compartments), compile.MaxCompartments)
+	}
+	for _, d := range c.GetToolSets() {
+		if d.GetName() == "" || sets[d.GetName()] {
+			return fmt.Errorf("the taxonomy declares tool set %q twice or without a name", d.GetName())
+		}
+		sets[d.GetName()] = true
+	}
+	undeclared := func(declared map[string]bool, names ...[]string) string {
+		for _, list := range names {
+			for _, n := range list {
+				if !declared[n] {
+					return n
+				}
+			}
+		}
+		return ""
+	}
+	for _, t := range a.Tools() {
+		p := t.Policy
+		if n := undeclared(compartments, p.GetCompartments(), p.GetApproval().GetApproverCompartments()); n != "" {
+			return fmt.Errorf("tool %s uses compartment %q, which the taxonomy does not declare", t.FQN, n)
+		}
+		if n := undeclared(sets, p.GetSets()); n != "" {
+			return fmt.Errorf("tool %s is in tool set %q, which the taxonomy does not declare", t.FQN, n)
+		}
+	}
+	for key, mp := range a.plans {
+		for _, r := range mp.GetRules() {
+			if n := undeclared(compartments, r.GetCompartments()); n != "" {
+				return fmt.Errorf("package %s: %s field %s uses compartment %q, which the taxonomy does not declare", key.pkg, key.message, r.GetPath(), n)
+			}
+		}
+	}
+	return nil
 }
 
 // checkPlans verifies that every tool-bearing package has its recorded

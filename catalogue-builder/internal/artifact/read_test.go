@@ -8,6 +8,7 @@ import (
 	"github.com/garm-dev/garm/catalogue-builder/internal/buildtest"
 	cataloguev1 "github.com/garm-dev/garm/gen/garm/catalogue/v1"
 	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -92,6 +93,16 @@ func TestReadRefusesAnArtifactThatIsNotWhole(t *testing.T) {
 				c.Plans[0].Messages = append(c.Plans[0].Messages, extra)
 			})
 		}, "belongs to no tool"},
+		{"a compartment the taxonomy does not declare", func(t *testing.T) []byte {
+			return tampered(t, func(c *cataloguev1.Catalogue) {
+				rule(c, "calc.v1.AddRequest", "b").Compartments = []string{"secret"}
+			})
+		}, `uses compartment "secret", which the taxonomy does not declare`},
+		{"a compartment declared twice", func(t *testing.T) []byte {
+			return tampered(t, func(c *cataloguev1.Catalogue) {
+				c.Compartments = []*toolv1.Decl{{Name: "a"}, {Name: "a"}}
+			})
+		}, `declares compartment "a" twice`},
 		{"a package planned twice", func(t *testing.T) []byte {
 			return tampered(t, func(c *cataloguev1.Catalogue) { c.Plans = append(c.Plans, c.Plans[0]) })
 		}, "appear twice"},
@@ -144,4 +155,21 @@ func TestAnArtifactHoldsItsDependenciesBeforeTheFilesThatImportThem(t *testing.T
 	if c.GetProvenance().GetBuiltAt() != nil {
 		t.Error("a build that did not ask for a time recorded one")
 	}
+}
+
+func FuzzRead(f *testing.F) {
+	f.Add(buildtest.Build(f, calculator).Bytes)
+	f.Add([]byte{})
+	f.Add([]byte("\x08\x01"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a, err := artifact.Read(data)
+		if err != nil {
+			return
+		}
+		// Whatever reads must be whole: a digest of its bytes and tools
+		// whose every message has a plan.
+		if a.Digest != artifact.Digest(data) || len(a.Tools()) == 0 {
+			t.Fatalf("read an artifact that is not whole: %s, %d tools", a.Digest, len(a.Tools()))
+		}
+	})
 }
