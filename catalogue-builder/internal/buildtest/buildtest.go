@@ -4,6 +4,7 @@ package buildtest
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -43,4 +44,21 @@ func Try(roots ...string) (*build.Result, error) {
 		m.Include = append(m.Include, manifest.Include{Dir: root, Abs: abs})
 	}
 	return build.Run(context.Background(), build.Input{Manifest: m, Producer: Producer})
+}
+
+// Tree writes files (slash-separated paths to contents) under a new
+// temporary directory and returns it.
+func Tree(t testing.TB, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/garm-dev/garm/catalogue-builder/internal/buildtest"
 	"github.com/garm-dev/garm/catalogue-builder/internal/cli"
 )
 
@@ -112,7 +113,7 @@ func TestBadInputRefusesWithAClearMessageAndWritesNothing(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := tree(t, tc.files)
+			dir := buildtest.Tree(t, tc.files)
 			t.Chdir(dir)
 			out := filepath.Join(dir, "out.binpb")
 			code, stdout, stderr := run(t, "build", "-o", out)
@@ -138,7 +139,7 @@ func TestBadInputRefusesWithAClearMessageAndWritesNothing(t *testing.T) {
 }
 
 func TestARefusedBuildLeavesThePreviousArtifactInPlace(t *testing.T) {
-	dir := tree(t, map[string]string{"catalogue.yaml": goodManifest, "proto/a/v1/a.proto": tool("a.v1", "get_a")})
+	dir := buildtest.Tree(t, map[string]string{"catalogue.yaml": goodManifest, "proto/a/v1/a.proto": tool("a.v1", "get_a")})
 	t.Chdir(dir)
 	if code, _, stderr := run(t, "build"); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -2,33 +2,17 @@ package sources_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/garm-dev/garm/catalogue-builder/internal/buildtest"
 	"github.com/garm-dev/garm/catalogue-builder/internal/sources"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/types/descriptorpb"
 )
-
-// root writes files (import path to contents) under a new directory.
-func root(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 const usesVocabulary = `syntax = "proto3";
 package a.v1;
@@ -41,7 +25,7 @@ message M {
 `
 
 func TestTheVocabularyResolvesFromTheBinary(t *testing.T) {
-	set, err := sources.Compile(context.Background(), []string{root(t, map[string]string{"a/v1/a.proto": usesVocabulary})})
+	set, err := sources.Compile(context.Background(), []string{buildtest.Tree(t, map[string]string{"a/v1/a.proto": usesVocabulary})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +71,7 @@ func TestCompileReportsProblemsWithTheirPositions(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			dir := root(t, tc.files)
+			dir := buildtest.Tree(t, tc.files)
 			t.Chdir(dir)
 			_, err := sources.Compile(context.Background(), []string{dir})
 			problems, ok := err.(sources.Problems)
@@ -104,7 +88,7 @@ func TestCompileReportsProblemsWithTheirPositions(t *testing.T) {
 }
 
 func TestASourceShadowingTheVocabularyIsRefused(t *testing.T) {
-	dir := root(t, map[string]string{
+	dir := buildtest.Tree(t, map[string]string{
 		"garm/tool/v1/tool.proto": "syntax = \"proto3\";\npackage garm.tool.v1;\n",
 		"a/v1/a.proto":            usesVocabulary,
 	})
@@ -115,8 +99,8 @@ func TestASourceShadowingTheVocabularyIsRefused(t *testing.T) {
 }
 
 func TestOneImportPathInTwoRootsIsRefused(t *testing.T) {
-	a := root(t, map[string]string{"a/v1/a.proto": usesVocabulary})
-	b := root(t, map[string]string{"a/v1/a.proto": usesVocabulary})
+	a := buildtest.Tree(t, map[string]string{"a/v1/a.proto": usesVocabulary})
+	b := buildtest.Tree(t, map[string]string{"a/v1/a.proto": usesVocabulary})
 	_, err := sources.Compile(context.Background(), []string{a, b})
 	if err == nil || !strings.Contains(err.Error(), "an import path must name one file") {
 		t.Fatalf("got %v", err)
@@ -134,7 +118,7 @@ func TestARootWithoutProtoFilesIsRefused(t *testing.T) {
 // optionally with its imports and with buf's per-file extension.
 func image(t *testing.T, withImports, asBuf bool) []byte {
 	t.Helper()
-	set, err := sources.Compile(context.Background(), []string{root(t, map[string]string{"a/v1/a.proto": usesVocabulary})})
+	set, err := sources.Compile(context.Background(), []string{buildtest.Tree(t, map[string]string{"a/v1/a.proto": usesVocabulary})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +167,7 @@ func TestAnImageIsReadAgainstTheLinkedVocabulary(t *testing.T) {
 
 func TestAnImageWithoutItsImportsIsRefused(t *testing.T) {
 	// The vocabulary is always linked, so leave out a file of the author's.
-	withDep := root(t, map[string]string{
+	withDep := buildtest.Tree(t, map[string]string{
 		"a/v1/a.proto": "syntax = \"proto3\";\npackage a.v1;\nimport \"b/v1/b.proto\";\nmessage M { b.v1.N n = 1; }\n",
 		"b/v1/b.proto": "syntax = \"proto3\";\npackage b.v1;\nmessage N {}\n",
 	})
