@@ -24,12 +24,12 @@ type buildFlags struct {
 func (e *env) buildFlagSet(name string, withOutput bool) (*flagSetWith, *buildFlags) {
 	fs := e.flags(name)
 	bf := &buildFlags{}
-	fs.StringVar(&bf.manifest, "f", "catalogue.yaml", "the manifest naming the proto include roots")
-	fs.StringVar(&bf.image, "image", "", "read a buf image or FileDescriptorSet (with its imports) instead of sources; excludes -f")
-	fs.StringVar(&bf.source, "source", "", "provenance text naming the sources of an --image build")
+	fs.StringVar(&bf.manifest, "f", "catalogue.yaml", "the manifest `file` naming the proto include roots")
+	fs.StringVar(&bf.image, "image", "", "read a buf image or FileDescriptorSet `file` (with its imports) instead of sources; excludes -f")
+	fs.StringVar(&bf.source, "source", "", "provenance `text` naming the sources of an --image build")
 	out := &flagSetWith{FlagSet: fs}
 	if withOutput {
-		fs.StringVar(&out.output, "o", "catalogue.binpb", "where to write the artifact")
+		fs.StringVar(&out.output, "o", "catalogue.binpb", "the `file` to write the artifact to")
 		fs.BoolVar(&bf.stamp, "stamp", false, "record the build time (the artifact then differs on every build)")
 	}
 	return out, bf

@@ -160,7 +160,11 @@ func (e *env) commandUsage(w io.Writer, fs *flag.FlagSet) {
 	var flags strings.Builder
 	fs.VisitAll(func(f *flag.Flag) {
 		name, usage := flag.UnquoteUsage(f)
-		fmt.Fprintf(&flags, "  --%s", f.Name)
+		dashes := "--"
+		if len(f.Name) == 1 {
+			dashes = "-"
+		}
+		fmt.Fprintf(&flags, "  %s%s", dashes, f.Name)
 		if name != "" {
 			fmt.Fprintf(&flags, " <%s>", name)
 		}
