@@ -85,23 +85,10 @@ func descriptorSet(files []protoreflect.FileDescriptor) *descriptorpb.FileDescri
 	roots := slices.Clone(files)
 	slices.SortFunc(roots, func(a, b protoreflect.FileDescriptor) int { return cmp.Compare(a.Path(), b.Path()) })
 	set := &descriptorpb.FileDescriptorSet{}
-	seen := map[string]bool{}
-	var add func(f protoreflect.FileDescriptor)
-	add = func(f protoreflect.FileDescriptor) {
-		if seen[f.Path()] {
-			return
-		}
-		seen[f.Path()] = true
-		imports := f.Imports()
-		for i := 0; i < imports.Len(); i++ {
-			add(imports.Get(i).FileDescriptor)
-		}
+	for _, f := range compile.WithImports(roots) {
 		fdp := protodesc.ToFileDescriptorProto(f)
 		fdp.SourceCodeInfo = nil
 		set.File = append(set.File, fdp)
-	}
-	for _, f := range roots {
-		add(f)
 	}
 	return set
 }

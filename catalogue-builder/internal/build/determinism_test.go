@@ -15,9 +15,9 @@ import (
 	"github.com/garm-dev/garm/catalogue-builder/internal/manifest"
 	"github.com/garm-dev/garm/catalogue-builder/internal/sources"
 	cataloguev1 "github.com/garm-dev/garm/gen/garm/catalogue/v1"
+	"github.com/garm-dev/garm/protoc-gen-garm/compile"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
-	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
 )
 
@@ -90,14 +90,8 @@ func TestAnImageGivesTheSameCatalogueWhateverItsFileOrder(t *testing.T) {
 	// An image as buf or protoc writes one: every file with its imports,
 	// source information kept, here in a shuffled order.
 	var files []*descriptorpb.FileDescriptorProto
-	seen := map[string]bool{}
-	for _, f := range set.Files {
-		for _, fd := range append(importsOf(f.Imports()), f) {
-			if !seen[fd.Path()] {
-				seen[fd.Path()] = true
-				files = append(files, protodesc.ToFileDescriptorProto(fd))
-			}
-		}
+	for _, fd := range compile.WithImports(set.Files) {
+		files = append(files, protodesc.ToFileDescriptorProto(fd))
 	}
 	var built [][]byte
 	for seed := range uint64(3) {
@@ -130,16 +124,6 @@ func TestAnImageGivesTheSameCatalogueWhateverItsFileOrder(t *testing.T) {
 	if !equalExcept(fromImage, fromSources, func(m proto.Message) { m.(*cataloguev1.Catalogue).Provenance = nil }) {
 		t.Fatal("an image of the sources builds a different catalogue than the sources")
 	}
-}
-
-// importsOf is every file imports reaches, dependencies first.
-func importsOf(imports protoreflect.FileImports) []protoreflect.FileDescriptor {
-	var out []protoreflect.FileDescriptor
-	for i := 0; i < imports.Len(); i++ {
-		f := imports.Get(i).FileDescriptor
-		out = append(append(out, importsOf(f.Imports())...), f)
-	}
-	return out
 }
 
 func absAll(t *testing.T, dirs ...string) []string {
