@@ -26,7 +26,7 @@ func buildChanged(t *testing.T, old, new string) (before, after *artifact.Artifa
 	return before, after
 }
 
-func TestACommentChangesTheDocsAndNothingElse(t *testing.T) {
+func TestACommentChangesOnlyTheFieldDocsAndTheSchemaDescription(t *testing.T) {
 	before, after := buildChanged(t, "// Where to tell the customer about it.", "// The customer's email address.")
 	if proto.Equal(before.Catalogue.GetFiles(), after.Catalogue.GetFiles()) == false {
 		t.Error("a comment changed the descriptors")
