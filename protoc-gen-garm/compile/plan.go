@@ -30,11 +30,8 @@ func PlanPackage(pkg *Package) (*planv1.PackagePlan, error) {
 		return strings.Compare(string(a.FullName()), string(b.FullName()))
 	})
 	plan := &planv1.PackagePlan{Package: string(pkg.Name)}
-	// A message reached from many roots (an Address, a Money) has its
-	// fields' policies and fragments computed once per package.
-	fields := map[protoreflect.FullName]*planv1.FieldRule{}
 	for _, md := range roots {
-		mp, err := planMessage(md, fields)
+		mp, err := PlanMessage(md)
 		if err != nil {
 			return nil, err
 		}
@@ -49,12 +46,6 @@ func PlanPackage(pkg *Package) (*planv1.PackagePlan, error) {
 // defaults to read, on_deny to omit, compartments sorted and unique), its
 // container and its own schema fragment.
 func PlanMessage(md protoreflect.MessageDescriptor) (*planv1.MessagePlan, error) {
-	return planMessage(md, map[protoreflect.FullName]*planv1.FieldRule{})
-}
-
-// planMessage is PlanMessage with a cache of resolved field rules, by field
-// full name, that a caller may share across roots.
-func planMessage(md protoreflect.MessageDescriptor, fields map[protoreflect.FullName]*planv1.FieldRule) (*planv1.MessagePlan, error) {
 	shell, err := MessageSchema(md)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", md.FullName(), err)
@@ -63,7 +54,7 @@ func planMessage(md protoreflect.MessageDescriptor, fields map[protoreflect.Full
 	if IsOpaque(md) {
 		return mp, nil
 	}
-	w := planWalk{plan: mp, onPath: map[protoreflect.FullName]bool{}, fields: fields}
+	w := planWalk{plan: mp, onPath: map[protoreflect.FullName]bool{}}
 	if err := w.message(md, "", nil); err != nil {
 		return nil, err
 	}
@@ -75,8 +66,6 @@ type planWalk struct {
 	// onPath holds the messages between the root and the current field,
 	// which is how recursion is found.
 	onPath map[protoreflect.FullName]bool
-	// fields caches each field's resolved rule without its path.
-	fields map[protoreflect.FullName]*planv1.FieldRule
 }
 
 func (w *planWalk) message(md protoreflect.MessageDescriptor, prefix string, numbers []int32) error {
@@ -88,7 +77,7 @@ func (w *planWalk) message(md protoreflect.MessageDescriptor, prefix string, num
 	for _, fd := range fieldsByNumber(md) {
 		path := prefix + string(fd.Name())
 		nums := append(slices.Clip(numbers), int32(fd.Number()))
-		rule, err := w.rule(fd, path, nums)
+		rule, err := planRule(fd, path, nums)
 		if err != nil {
 			return err
 		}
@@ -102,35 +91,7 @@ func (w *planWalk) message(md protoreflect.MessageDescriptor, prefix string, num
 	return nil
 }
 
-// rule is a field's rule at a path. The resolved policy and fragment depend
-// only on the field, so they are computed once and copied; the copies share
-// on_deny and compartments, which nothing changes once a plan is built.
-func (w *planWalk) rule(fd protoreflect.FieldDescriptor, path string, numbers []int32) (*planv1.FieldRule, error) {
-	cached := w.fields[fd.FullName()]
-	if cached == nil {
-		var err error
-		if cached, err = planRule(fd); err != nil {
-			return nil, err
-		}
-		w.fields[fd.FullName()] = cached
-	}
-	return &planv1.FieldRule{
-		Path:          path,
-		Numbers:       numbers,
-		Read:          cached.Read,
-		Write:         cached.Write,
-		Compartments:  cached.Compartments,
-		OnDeny:        cached.OnDeny,
-		AuditOnRead:   cached.AuditOnRead,
-		RunnerSourced: cached.RunnerSourced,
-		Container:     cached.Container,
-		Schema:        cached.Schema,
-		Required:      cached.Required,
-	}, nil
-}
-
-// planRule resolves a field's rule, without its path.
-func planRule(fd protoreflect.FieldDescriptor) (*planv1.FieldRule, error) {
+func planRule(fd protoreflect.FieldDescriptor, path string, numbers []int32) (*planv1.FieldRule, error) {
 	policy, origin, err := FieldPolicyOf(fd)
 	if err != nil {
 		return nil, err
@@ -153,6 +114,8 @@ func planRule(fd protoreflect.FieldDescriptor) (*planv1.FieldRule, error) {
 	compartments := slices.Compact(slices.Sorted(slices.Values(policy.GetCompartments())))
 	runner := policy.GetSource() == toolv1.Source_SOURCE_RUNNER
 	return &planv1.FieldRule{
+		Path:          path,
+		Numbers:       numbers,
 		Read:          policy.GetRead(),
 		Write:         write,
 		Compartments:  compartments,
