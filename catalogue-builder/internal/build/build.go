@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/garm-dev/garm/catalogue-builder/internal/artifact"
+	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/catalogue-builder/internal/manifest"
 	"github.com/garm-dev/garm/catalogue-builder/internal/sources"
 	"github.com/garm-dev/garm/protoc-gen-garm/compile"

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/garm-dev/garm/catalogue-builder/internal/artifact"
+	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/catalogue-builder/internal/build"
 	"github.com/garm-dev/garm/catalogue-builder/internal/buildtest"
 	"github.com/garm-dev/garm/catalogue-builder/internal/manifest"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/garm-dev/garm/catalogue-builder/internal/artifact"
+	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/catalogue-builder/internal/build"
 	"github.com/garm-dev/garm/catalogue-builder/internal/buildtest"
 	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/garm-dev/garm/catalogue-builder/internal/artifact"
+	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/catalogue-builder/internal/build"
 	"github.com/garm-dev/garm/catalogue-builder/internal/manifest"
 	"github.com/garm-dev/garm/catalogue-builder/internal/sources"

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/garm-dev/garm/catalogue-builder/internal/artifact"
+	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/catalogue-builder/internal/cli"
 	cataloguev1 "github.com/garm-dev/garm/gen/garm/catalogue/v1"
 	"google.golang.org/protobuf/proto"

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/garm-dev/garm/catalogue-builder/internal/artifact"
+	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/catalogue-builder/internal/diff"
 	"github.com/garm-dev/garm/catalogue-builder/internal/inspect"
 	"github.com/garm-dev/garm/catalogue-builder/internal/publish"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/garm-dev/garm/catalogue-builder/internal/artifact"
+	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/catalogue-builder/internal/cli"
 )
 

@@ -30,7 +30,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/garm-dev/garm/catalogue-builder/internal/artifact"
+	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/catalogue-builder/internal/buildtest"
 )
 

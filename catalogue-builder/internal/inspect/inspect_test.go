@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/garm-dev/garm/catalogue-builder/internal/artifact"
+	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/catalogue-builder/internal/build"
 	"github.com/garm-dev/garm/catalogue-builder/internal/buildtest"
 	"github.com/garm-dev/garm/catalogue-builder/internal/manifest"

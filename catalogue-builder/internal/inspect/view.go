@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/garm-dev/garm/catalogue-builder/internal/artifact"
+	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"github.com/garm-dev/garm/protoc-gen-garm/compile"
 	"google.golang.org/protobuf/reflect/protoreflect"

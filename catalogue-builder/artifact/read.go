@@ -53,6 +53,15 @@ func (a *Artifact) Tools() []*compile.Tool {
 	return tools
 }
 
+// VersionError refuses an artifact written for an annotation schema version
+// newer than this build reads. garmd and garm-catalogue share this reader;
+// each names itself when it gives the advice.
+type VersionError struct{ Version uint32 }
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("written for annotation schema version %d; this build reads %d: upgrade this program before adopting it", e.Version, SchemaVersion)
+}
+
 // ReadFile reads and checks the artifact at path.
 func ReadFile(path string) (*Artifact, error) {
 	_, a, err := ReadFileBytes(path)
@@ -93,7 +102,7 @@ func Read(data []byte) (*Artifact, error) {
 	case v == 0:
 		return nil, errors.New("not a catalogue: it names no annotation schema version")
 	case v > SchemaVersion:
-		return nil, fmt.Errorf("written for annotation schema version %d; this build reads %d: upgrade garm-catalogue before reading it", v, SchemaVersion)
+		return nil, &VersionError{Version: v}
 	}
 	if len(c.GetFiles().GetFile()) == 0 {
 		return nil, errors.New("not a catalogue: it holds no descriptors")

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/garm-dev/garm/catalogue-builder/internal/artifact"
+	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/catalogue-builder/internal/buildtest"
 	cataloguev1 "github.com/garm-dev/garm/gen/garm/catalogue/v1"
 	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
@@ -12,7 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-const calculator = "../../../examples/calculator/proto"
+const calculator = "../../examples/calculator/proto"
 
 // tampered builds the calculator, changes its catalogue, and returns the
 // bytes, written as deterministically as a build writes them.
@@ -53,7 +53,7 @@ func TestReadRefusesAnArtifactThatIsNotWhole(t *testing.T) {
 		{"empty", func(*testing.T) []byte { return nil }, "names no annotation schema version"},
 		{"newer vocabulary", func(t *testing.T) []byte {
 			return tampered(t, func(c *cataloguev1.Catalogue) { c.AnnotationSchemaVersion = artifact.SchemaVersion + 1 })
-		}, "upgrade garm-catalogue"},
+		}, "upgrade this program before adopting it"},
 		{"no descriptors", func(t *testing.T) []byte {
 			return tampered(t, func(c *cataloguev1.Catalogue) { c.Files = nil })
 		}, "holds no descriptors"},
