@@ -1,0 +1,143 @@
+package call
+
+import (
+	"time"
+
+	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// Verbs is a set of verbs: holding one never implies another.
+type Verbs uint8
+
+// VerbsOf is the set of the given verbs; VERB_UNSPECIFIED and unknown numbers
+// add nothing.
+func VerbsOf(verbs ...toolv1.Verb) Verbs {
+	var s Verbs
+	for _, v := range verbs {
+		if v > toolv1.Verb_VERB_UNSPECIFIED && v <= toolv1.Verb_VERB_DESTRUCTIVE {
+			s |= 1 << v
+		}
+	}
+	return s
+}
+
+// Has reports whether v is in the set.
+func (s Verbs) Has(v toolv1.Verb) bool {
+	return v > toolv1.Verb_VERB_UNSPECIFIED && v <= toolv1.Verb_VERB_DESTRUCTIVE && s&(1<<v) != 0
+}
+
+// List is the set's verbs in number order.
+func (s Verbs) List() []toolv1.Verb {
+	var out []toolv1.Verb
+	for v := toolv1.Verb_VERB_READ; v <= toolv1.Verb_VERB_DESTRUCTIVE; v++ {
+		if s.Has(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Compartments is a set of compartments as bits numbered by one catalogue
+// generation (at most compile.MaxCompartments, so they fit).
+type Compartments uint64
+
+// Covers reports whether the set holds every compartment of need.
+func (c Compartments) Covers(need Compartments) bool { return need&^c == 0 }
+
+// Shape is what per-caller caches are keyed by: everything a field's
+// visibility or writability depends on (SPEC 3.2). Two callers of one shape
+// see the same fields.
+type Shape struct {
+	Clearance    toolv1.Clearance
+	Compartments Compartments
+}
+
+// Actor is one hop of a delegation chain.
+type Actor struct {
+	Subject string
+	Kind    toolv1.PrincipalKind
+}
+
+// Principal is the caller after step 1: its token's chain folded into one
+// authority (SPEC 7.5), numbered by the generation that serves the call.
+type Principal struct {
+	Subject string
+	Kind    toolv1.PrincipalKind
+	Tenant  string
+	// JTI is the token's id, when it has one.
+	JTI string
+
+	// Clearance is the lowest clearance on the chain; never unspecified.
+	Clearance toolv1.Clearance
+	// Compartments is the intersection over the chain, restricted to the
+	// names the generation declares; CompartmentNames lists them sorted.
+	Compartments     Compartments
+	CompartmentNames []string
+	// Verbs is the intersection over the chain.
+	Verbs Verbs
+	// Scoped is false when no level of the chain names tool sets; then
+	// ToolSets is empty and means nothing. When true, ToolSets is the
+	// intersection of the scopes named (possibly empty: reaches nothing).
+	Scoped   bool
+	ToolSets map[string]bool
+
+	// Act is the delegation chain without the subject, outermost first.
+	Act []Actor
+	// ExecutionSubject is the exec claim's sub: the runner executing the
+	// call. Empty without an exec claim.
+	ExecutionSubject string
+	// Expiry is the token's exp.
+	Expiry time.Time
+}
+
+// Shape is the principal's cache key for field decisions.
+func (p *Principal) Shape() Shape {
+	return Shape{Clearance: p.Clearance, Compartments: p.Compartments}
+}
+
+// Depth is the number of levels of the chain: the subject and its actors.
+func (p *Principal) Depth() int { return 1 + len(p.Act) }
+
+// Agent is the innermost actor: the party acting directly for the chain.
+// Empty when nobody acts for the subject.
+func (p *Principal) Agent() string {
+	if len(p.Act) == 0 {
+		return ""
+	}
+	return p.Act[len(p.Act)-1].Subject
+}
+
+// Tool is a tool as one catalogue generation serves it.
+type Tool struct {
+	FQN     string
+	Name    string
+	Package string
+	Service string
+	// Method is the route, "/<package>.<Service>/<Method>".
+	Method string
+	// Subject is the NATS subject the tool is served on.
+	Subject string
+
+	Verb         toolv1.Verb
+	MinClearance toolv1.Clearance
+	// Compartments are the tool's, numbered by its generation;
+	// CompartmentNames lists them sorted.
+	Compartments     Compartments
+	CompartmentNames []string
+	// Sets are the tool sets holding the tool, sorted.
+	Sets []string
+
+	Policy *toolv1.ToolPolicy
+	Input  protoreflect.MessageDescriptor
+	Output protoreflect.MessageDescriptor
+	// InputPlan and OutputPlan are the catalogue's precomputed plans.
+	InputPlan  *planv1.MessagePlan
+	OutputPlan *planv1.MessagePlan
+	// DescriptorHash is the wire-shape identity of the tool's package.
+	DescriptorHash string
+	// Index is the tool's position in its generation's table (sorted by
+	// FQN), for per-tool caches held in slices.
+	Index int
+}

@@ -1,0 +1,11 @@
+// Package deny is garmd's one taxonomy of refusals: the codes a call can end
+// with, their wire spelling (String), the one mapping from code to HTTP
+// status, the one table of static messages, and the JSON body of SPEC 7.3.
+//
+// Three kinds of failure are kept apart, as types: Denied is the caller's
+// fault (outcome "denied" on the ledger); Failed is a call that could not
+// complete — the bus, the tool, or garmd itself (outcome "error");
+// Misconfigured is caught at boot and never reaches a caller. Every refusal
+// carries its detail for the ledger's error_detail; Body never writes it.
+// Nothing in this package formats a caller's input into a message.
+package deny

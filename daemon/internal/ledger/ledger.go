@@ -1,0 +1,28 @@
+package ledger
+
+import (
+	"context"
+	"sync/atomic"
+
+	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
+)
+
+// Recorder records completed ledger rows.
+type Recorder interface {
+	// Record takes ownership of a completed row. It never blocks on I/O and
+	// never fails the call; the row must not be changed afterwards.
+	Record(e *ledgerv1.Event)
+	// Close records whatever is buffered, waiting at most until ctx is done,
+	// and refuses nothing afterwards: rows recorded after Close take the
+	// recorder's fallback path.
+	Close(ctx context.Context) error
+}
+
+// Counts are what a recorder reports to metrics: rows recorded where they
+// were meant to go, and rows that took the fallback path (or were lost, when
+// even that failed).
+type Counts struct {
+	Recorded atomic.Uint64
+	FellBack atomic.Uint64
+	Lost     atomic.Uint64
+}

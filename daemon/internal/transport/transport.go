@@ -1,0 +1,49 @@
+package transport
+
+import (
+	"context"
+	"errors"
+)
+
+// Request is one tool call on the bus.
+type Request struct {
+	// Subject is the tool's subject (runtime/wire.Subject).
+	Subject string
+	// Invocation is the Garm-Invocation header's value.
+	Invocation string
+	// Body is the request in binary protobuf.
+	Body []byte
+}
+
+// Reply is what came back: a response body, or an error code and
+// description from micro's error headers.
+type Reply struct {
+	Body []byte
+	// ErrorCode is the Nats-Service-Error-Code header; empty for a response.
+	ErrorCode string
+	// Error is the Nats-Service-Error header.
+	Error string
+}
+
+// Errors a Requester returns, found with errors.Is.
+var (
+	// ErrNoResponders: no service is subscribed on the subject.
+	ErrNoResponders = errors.New("no tool service is serving the subject")
+	// ErrTimeout: the context's deadline passed before a reply.
+	ErrTimeout = errors.New("the tool did not reply before the deadline")
+	// ErrNotConnected: the bus is not connected.
+	ErrNotConnected = errors.New("not connected to the bus")
+)
+
+// Requester sends a request and waits for its reply until ctx is done.
+type Requester interface {
+	Request(ctx context.Context, req *Request) (*Reply, error)
+}
+
+// Func adapts a function to Requester.
+type Func func(ctx context.Context, req *Request) (*Reply, error)
+
+// Request calls f.
+func (f Func) Request(ctx context.Context, req *Request) (*Reply, error) { return f(ctx, req) }
+
+var _ Requester = Func(nil)
