@@ -135,6 +135,10 @@ type Tool struct {
 	// InputPlan and OutputPlan are the catalogue's precomputed plans.
 	InputPlan  *planv1.MessagePlan
 	OutputPlan *planv1.MessagePlan
+	// InputRuleCompartments[i] holds the compartments of InputPlan's rule i,
+	// numbered by the generation; OutputRuleCompartments likewise.
+	InputRuleCompartments  []Compartments
+	OutputRuleCompartments []Compartments
 	// DescriptorHash is the wire-shape identity of the tool's package.
 	DescriptorHash string
 	// Index is the tool's position in its generation's table (sorted by
