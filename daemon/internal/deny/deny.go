@@ -241,3 +241,21 @@ func mustBody(m map[string]any) []byte {
 	}
 	return b
 }
+
+// WireCode is the wire spelling of err's code: the code field of the body
+// Wire writes for it.
+func WireCode(err error) string {
+	if d := (*Denied)(nil); errors.As(err, &d) {
+		return d.Code.String()
+	}
+	if f := (*Failed)(nil); errors.As(err, &f) {
+		if f.Code == ToolRefused {
+			if _, ok := toolRefusals[f.ToolCode]; ok {
+				return ToolRefused.String()
+			}
+			return Internal.String()
+		}
+		return f.Code.String()
+	}
+	return Internal.String()
+}

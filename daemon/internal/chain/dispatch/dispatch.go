@@ -1,0 +1,127 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/garm-dev/garm/daemon/internal/call"
+	"github.com/garm-dev/garm/daemon/internal/codec"
+	"github.com/garm-dev/garm/daemon/internal/deny"
+	"github.com/garm-dev/garm/daemon/internal/transport"
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"github.com/garm-dev/garm/runtime/wire"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// Hop is what the invocation context carries besides the principal.
+type Hop struct {
+	// CallID is the ledger's event id.
+	CallID        string
+	CorrelationID string
+	Deadline      time.Time
+	Traceparent   string
+	Tracestate    string
+	// IdempotencyKey is the runner-sourced field's value, when one was set.
+	IdempotencyKey string
+	// GrantJTI is the spent approval grant's id, for MODE_GRANT tools.
+	GrantJTI string
+}
+
+// Invocation is the context a tool receives for a call (SPEC 3.3).
+func Invocation(p *call.Principal, h *Hop) *toolv1.InvocationContext {
+	inv := &toolv1.InvocationContext{
+		Attribution: &toolv1.CallContext{
+			Tenant:        p.Tenant,
+			CorrelationId: h.CorrelationID,
+		},
+		Principal:      &toolv1.InvocationPrincipal{Subject: p.Subject, Kind: p.Kind},
+		Traceparent:    h.Traceparent,
+		Tracestate:     h.Tracestate,
+		Deadline:       timestamppb.New(h.Deadline),
+		CallId:         h.CallID,
+		IdempotencyKey: h.IdempotencyKey,
+		GrantJti:       h.GrantJTI,
+		Agent:          p.Agent(),
+	}
+	if len(p.Act) > 0 {
+		inv.Act = make([]*toolv1.Act, len(p.Act))
+		for i, a := range p.Act {
+			inv.Act[i] = &toolv1.Act{Subject: a.Subject, Kind: a.Kind}
+		}
+	}
+	return inv
+}
+
+// MaxTimeoutHeader bounds the Garm-Timeout-Ms digits parsed.
+const maxTimeoutDigits = 10
+
+// Deadline is the call's absolute deadline: now plus the caller's
+// Garm-Timeout-Ms when it is sooner than the tool timeout, else now plus the
+// tool timeout. A header that is not a positive decimal number of
+// milliseconds is refused.
+func Deadline(now time.Time, header string, toolTimeout time.Duration) (time.Time, error) {
+	if header == "" {
+		return now.Add(toolTimeout), nil
+	}
+	if len(header) > maxTimeoutDigits {
+		return time.Time{}, deny.Deny(deny.InvalidArgument, "Garm-Timeout-Ms is too long")
+	}
+	ms, err := strconv.ParseUint(header, 10, 64)
+	if err != nil || ms == 0 {
+		return time.Time{}, deny.Deny(deny.InvalidArgument, "Garm-Timeout-Ms is not a positive number of milliseconds")
+	}
+	if d := time.Duration(ms) * time.Millisecond; d < toolTimeout {
+		return now.Add(d), nil
+	}
+	return now.Add(toolTimeout), nil
+}
+
+// Dispatcher sends calls through a transport.
+type Dispatcher struct {
+	transport transport.Requester
+}
+
+// New is a Dispatcher over t.
+func New(t transport.Requester) *Dispatcher { return &Dispatcher{transport: t} }
+
+// Call sends req to t with the invocation inv and waits for the answer
+// until inv's deadline (or ctx, whichever ends first). It returns the
+// answer decoded as the tool's output, or a refusal.
+func (d *Dispatcher) Call(ctx context.Context, t *call.Tool, inv *toolv1.InvocationContext, req protoreflect.Message) (protoreflect.Message, error) {
+	body, err := codec.EncodeBinary(req)
+	if err != nil {
+		return nil, deny.Fail(deny.Internal, "encode", "the request did not encode: "+err.Error())
+	}
+	header, err := wire.EncodeInvocation(inv)
+	if err != nil {
+		return nil, deny.Fail(deny.Internal, "encode", "the invocation did not encode: "+err.Error())
+	}
+	ctx, cancel := context.WithDeadline(ctx, inv.GetDeadline().AsTime())
+	defer cancel()
+	reply, err := d.transport.Request(ctx, &transport.Request{Subject: t.Subject, Invocation: header, Body: body})
+	switch {
+	case err == nil:
+	case errors.Is(err, transport.ErrNoResponders):
+		return nil, deny.Fail(deny.ToolUnavailable, "no_responders", "no tool service answered on "+t.Subject)
+	case errors.Is(err, transport.ErrNotConnected):
+		return nil, deny.Fail(deny.ToolUnavailable, "bus_unavailable", "the bus is not connected: "+err.Error())
+	case errors.Is(err, transport.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return nil, deny.Fail(deny.DeadlineExceeded, "timeout", "no answer from "+t.Subject+" before the deadline")
+	default:
+		return nil, deny.Fail(deny.Internal, "transport", "the request to "+t.Subject+" failed: "+err.Error())
+	}
+	if reply.ErrorCode != "" {
+		if wire.IsRefusalCode(reply.ErrorCode) {
+			return nil, deny.Refuse(reply.ErrorCode, "the tool refused with "+reply.ErrorCode+": "+reply.Error)
+		}
+		return nil, deny.Fail(deny.Internal, "tool_failed", "the tool failed with "+reply.ErrorCode+": "+reply.Error)
+	}
+	out, err := codec.DecodeReply(t.Output, reply.Body)
+	if err != nil {
+		return nil, deny.Fail(deny.Internal, "bad_reply", err.Error())
+	}
+	return out, nil
+}

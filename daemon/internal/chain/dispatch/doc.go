@@ -1,0 +1,16 @@
+// Package dispatch is chain step 6: it carries a checked request to its
+// tool over the transport port and turns the reply into the tool's answer or
+// a refusal (SPEC 7.4 step 6).
+//
+// It owns the hop's invocation context (what the tool may know of the call:
+// attribution, principal, act chain, the absolute deadline, the call id,
+// trace context — never a token, a clearance or a compartment) and the
+// deadline rule: the caller's Garm-Timeout-Ms or --tool-timeout, whichever
+// is sooner. It maps replies exactly as the status table says: the nine
+// refusal codes pass through as tool_refused, any other error code is
+// internal, no responders is 503, a passed deadline is 504, an answer that
+// does not decode as the declared output is internal.
+//
+// The audit write-ahead that precedes dispatch for LEVEL_AUDIT tools comes
+// with the audit sink; this package does not write it.
+package dispatch

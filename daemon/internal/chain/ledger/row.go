@@ -1,0 +1,76 @@
+package ledger
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"time"
+
+	"github.com/garm-dev/garm/daemon/internal/call"
+	"github.com/garm-dev/garm/daemon/internal/deny"
+	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// App is the plane that writes garmd's rows.
+const App = "garmd"
+
+// NewEventID mints a call's event id: a UUIDv7 (time-ordered, 74 random
+// bits), so ids sort by when the call arrived.
+func NewEventID(now time.Time) string {
+	var b [16]byte
+	_, _ = rand.Read(b[6:])
+	ms := uint64(now.UnixMilli())
+	binary.BigEndian.PutUint16(b[0:2], uint16(ms>>32))
+	binary.BigEndian.PutUint32(b[2:6], uint32(ms))
+	b[6] = b[6]&0x0f | 0x70
+	b[8] = b[8]&0x3f | 0x80
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:36], b[10:16])
+	return string(out[:])
+}
+
+// Open starts a call's row: denied until the call says otherwise, with the
+// request path as the method, and as the tool until a tool is resolved.
+func Open(eventID string, now time.Time, path, version string) *ledgerv1.Event {
+	return &ledgerv1.Event{
+		EventId:       eventID,
+		Time:          timestamppb.New(now),
+		App:           App,
+		Outcome:       "denied",
+		Tool:          path,
+		Method:        path,
+		DaemonVersion: version,
+	}
+}
+
+// Principal fills the columns of who called.
+func Principal(e *ledgerv1.Event, p *call.Principal) {
+	e.Tenant = p.Tenant
+	e.PrincipalSubject = p.Subject
+	e.PrincipalActor = p.Agent()
+	e.PrincipalKind = p.Kind.String()
+	e.ChainDepth = uint32(p.Depth())
+	e.ClearanceEffective = p.Clearance.String()
+	e.CompartmentsEffective = p.CompartmentNames
+	e.ExecutionSubject = p.ExecutionSubject
+}
+
+// Tool fills the column of what was called: the FQN once resolved (the
+// method column keeps the route).
+func Tool(e *ledgerv1.Event, t *call.Tool) { e.Tool = t.FQN }
+
+// Finish completes the row with how the call ended.
+func Finish(e *ledgerv1.Event, err error, latency time.Duration) {
+	e.Outcome = deny.Outcome(err)
+	e.ErrorKind, e.ErrorDetail = deny.Detail(err)
+	e.LatencyMs = float64(latency.Nanoseconds()) / 1e6
+}

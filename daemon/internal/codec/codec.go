@@ -1,0 +1,119 @@
+package codec
+
+import (
+	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
+)
+
+// IsJSON reports whether a Content-Type asks for protojson.
+func IsJSON(contentType string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(contentType)), "application/json")
+}
+
+// ContentType is the Content-Type of an answer in the request's encoding.
+func ContentType(json bool) string {
+	if json {
+		return "application/json"
+	}
+	return "application/proto"
+}
+
+var (
+	jsonIn  = protojson.UnmarshalOptions{DiscardUnknown: false}
+	jsonOut = protojson.MarshalOptions{}
+	binIn   = proto.UnmarshalOptions{DiscardUnknown: false}
+	replyIn = proto.UnmarshalOptions{DiscardUnknown: true}
+)
+
+// DecodeRequest decodes body into a new message of md. An empty body is the
+// empty message.
+func DecodeRequest(md protoreflect.MessageDescriptor, body []byte, json bool) (protoreflect.Message, error) {
+	msg := dynamicpb.NewMessage(md)
+	if len(body) == 0 {
+		return msg, nil
+	}
+	if json {
+		if err := jsonIn.Unmarshal(body, msg); err != nil {
+			return nil, fmt.Errorf("the JSON body does not decode: %w", err)
+		}
+		return msg, nil
+	}
+	if err := binIn.Unmarshal(body, msg); err != nil {
+		return nil, fmt.Errorf("the binary body does not decode: %w", err)
+	}
+	if path := unknownAt(msg, ""); path != "" {
+		return nil, fmt.Errorf("the binary body sets fields the contract does not describe (at %s)", path)
+	}
+	return msg, nil
+}
+
+// DecodeReply decodes a tool's binary answer into a new message of md,
+// discarding fields the descriptor does not know.
+func DecodeReply(md protoreflect.MessageDescriptor, body []byte) (protoreflect.Message, error) {
+	msg := dynamicpb.NewMessage(md)
+	if err := replyIn.Unmarshal(body, msg); err != nil {
+		return nil, fmt.Errorf("the tool's answer does not decode as %s: %w", md.FullName(), err)
+	}
+	return msg, nil
+}
+
+// EncodeBinary is the request as the hop carries it.
+func EncodeBinary(msg protoreflect.Message) ([]byte, error) {
+	return proto.Marshal(msg.Interface())
+}
+
+// EncodeAnswer writes the answer in the caller's encoding.
+func EncodeAnswer(msg protoreflect.Message, json bool) ([]byte, error) {
+	if json {
+		return jsonOut.Marshal(msg.Interface())
+	}
+	return proto.Marshal(msg.Interface())
+}
+
+// unknownAt returns the path of the first message holding unknown fields,
+// "" when none does ("." names the root).
+func unknownAt(m protoreflect.Message, path string) string {
+	if len(m.GetUnknown()) > 0 {
+		if path == "" {
+			return "."
+		}
+		return path
+	}
+	found := ""
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		child := join(path, string(fd.Name()))
+		switch {
+		case fd.IsList() && isMessage(fd):
+			l := v.List()
+			for i := 0; i < l.Len() && found == ""; i++ {
+				found = unknownAt(l.Get(i).Message(), child)
+			}
+		case fd.IsMap() && isMessage(fd.MapValue()):
+			v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
+				found = unknownAt(mv.Message(), child)
+				return found == ""
+			})
+		case !fd.IsList() && !fd.IsMap() && isMessage(fd):
+			found = unknownAt(v.Message(), child)
+		}
+		return found == ""
+	})
+	return found
+}
+
+func isMessage(fd protoreflect.FieldDescriptor) bool {
+	k := fd.Kind()
+	return k == protoreflect.MessageKind || k == protoreflect.GroupKind
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}

@@ -1,0 +1,167 @@
+package codec_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/garm-dev/garm/daemon/internal/codec"
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// The tests decode into InvocationContext: nested messages, lists of
+// messages and a map, all from a descriptor, as garmd decodes tool inputs.
+var md = (&toolv1.InvocationContext{}).ProtoReflect().Descriptor()
+
+func TestAnEmptyBodyIsTheEmptyMessage(t *testing.T) {
+	for _, json := range []bool{true, false} {
+		msg, err := codec.DecodeRequest(md, nil, json)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if proto.Size(msg.Interface()) != 0 {
+			t.Fatalf("json=%v: an empty body decoded to a non-empty message", json)
+		}
+	}
+}
+
+func TestUnknownJSONFieldsAreRefused(t *testing.T) {
+	for _, body := range []string{
+		`{"callId":"c1","extra":1}`,
+		`{"attribution":{"tenant":"t","nope":"x"}}`,
+		`{"act":[{"subject":"a","kind":"PRINCIPAL_KIND_AGENT","zzz":true}]}`,
+	} {
+		if _, err := codec.DecodeRequest(md, []byte(body), true); err == nil {
+			t.Errorf("%s decoded", body)
+		}
+	}
+	if _, err := codec.DecodeRequest(md, []byte(`{"callId":"c1","act":[{"subject":"a"}]}`), true); err != nil {
+		t.Fatalf("a valid body was refused: %v", err)
+	}
+}
+
+func TestUnknownBinaryFieldsAreRefusedAtAnyDepth(t *testing.T) {
+	known, _ := proto.Marshal(&toolv1.InvocationContext{CallId: "c1", Act: []*toolv1.Act{{Subject: "a"}}})
+	unknown := protowire.AppendTag(nil, 999, protowire.VarintType)
+	unknown = protowire.AppendVarint(unknown, 7)
+
+	top := append(append([]byte{}, known...), unknown...)
+	// An Act element carrying an unknown field: field 3 (act) as bytes.
+	act, _ := proto.Marshal(&toolv1.Act{Subject: "b"})
+	act = append(act, unknown...)
+	deep := protowire.AppendTag(append([]byte{}, known...), 3, protowire.BytesType)
+	deep = protowire.AppendBytes(deep, act)
+	// A map value cannot hold a message here (tags is string to string), so
+	// the attribution message stands for a singular nested message.
+	attr, _ := proto.Marshal(&toolv1.CallContext{Tenant: "t"})
+	attr = append(attr, unknown...)
+	nested := protowire.AppendTag(nil, 1, protowire.BytesType)
+	nested = protowire.AppendBytes(nested, attr)
+
+	for name, body := range map[string][]byte{"top": top, "list element": deep, "nested": nested} {
+		_, err := codec.DecodeRequest(md, body, false)
+		if err == nil {
+			t.Errorf("%s: unknown field decoded", name)
+			continue
+		}
+		if strings.Contains(err.Error(), string(md.FullName())) {
+			t.Errorf("%s: the error names the type: %v", name, err)
+		}
+	}
+	if _, err := codec.DecodeRequest(md, known, false); err != nil {
+		t.Fatalf("a valid binary body was refused: %v", err)
+	}
+}
+
+func TestInvalidUTF8AndGarbageAreRefused(t *testing.T) {
+	bad := protowire.AppendTag(nil, 8, protowire.BytesType)
+	bad = protowire.AppendBytes(bad, []byte{0xff, 0xfe})
+	for name, c := range map[string]struct {
+		body []byte
+		json bool
+	}{
+		"invalid utf-8 in a binary string": {bad, false},
+		"truncated binary":                 {[]byte{0x42, 0x10, 'a'}, false},
+		"not JSON":                         {[]byte("{callId:"), true},
+		"JSON of the wrong type":           {[]byte(`{"callId":5}`), true},
+		"trailing JSON":                    {[]byte(`{"callId":"a"} {}`), true},
+	} {
+		if _, err := codec.DecodeRequest(md, c.body, c.json); err == nil {
+			t.Errorf("%s decoded", name)
+		}
+	}
+}
+
+func TestARepliesUnknownFieldsAreDiscardedNotForwarded(t *testing.T) {
+	body, _ := proto.Marshal(&toolv1.InvocationContext{CallId: "c1"})
+	body = protowire.AppendTag(body, 999, protowire.BytesType)
+	body = protowire.AppendBytes(body, []byte("a field the catalogue does not plan"))
+	msg, err := codec.DecodeReply(md, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := codec.EncodeAnswer(msg, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "does not plan") {
+		t.Fatal("an unplanned field reached the answer")
+	}
+}
+
+func TestTheContentTypeDecidesTheEncoding(t *testing.T) {
+	for ct, want := range map[string]bool{
+		"application/json":                true,
+		"Application/JSON; charset=utf-8": true,
+		"application/proto":               false,
+		"application/x-protobuf":          false,
+		"":                                false,
+		"text/json":                       false,
+	} {
+		if got := codec.IsJSON(ct); got != want {
+			t.Errorf("IsJSON(%q) = %v", ct, got)
+		}
+	}
+}
+
+func FuzzDecodeRequest(f *testing.F) {
+	valid, _ := proto.Marshal(&toolv1.InvocationContext{CallId: "c", Act: []*toolv1.Act{{Subject: "a"}}, Attribution: &toolv1.CallContext{Tags: map[string]string{"k": "v"}}})
+	f.Add(valid, false)
+	f.Add([]byte(`{"callId":"c","attribution":{"tags":{"k":"v"}}}`), true)
+	f.Add([]byte(`{"act":[{"subject":"a"}]}`), true)
+	f.Add([]byte{0x1a, 0x02, 0xf8, 0x3e}, false)
+	f.Fuzz(func(t *testing.T, body []byte, json bool) {
+		msg, err := codec.DecodeRequest(md, body, json)
+		if err != nil {
+			return
+		}
+		if hasUnknown(msg) {
+			t.Fatal("an accepted body holds unknown fields")
+		}
+		if _, err := codec.EncodeBinary(msg); err != nil {
+			t.Fatalf("an accepted body does not re-encode: %v", err)
+		}
+	})
+}
+
+func hasUnknown(m protoreflect.Message) bool {
+	if len(m.GetUnknown()) > 0 {
+		return true
+	}
+	found := false
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Message() != nil:
+			for i := 0; i < v.List().Len(); i++ {
+				found = found || hasUnknown(v.List().Get(i).Message())
+			}
+		case fd.IsMap():
+		case fd.Message() != nil:
+			found = hasUnknown(v.Message())
+		}
+		return !found
+	})
+	return found
+}

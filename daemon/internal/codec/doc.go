@@ -1,0 +1,11 @@
+// Package codec turns a call's body into the tool's input message and the
+// tool's answer back into the caller's encoding (SPEC 7.3): protojson when
+// the request said application/json, binary protobuf otherwise.
+//
+// It refuses what the contract does not describe: unknown JSON fields,
+// unknown binary fields at any depth, invalid UTF-8 in strings, nesting past
+// protobuf's recursion limit. Its errors carry detail for the ledger; the
+// caller is told only that the body does not match (and never the type's
+// name). Replies from tools are decoded with unknown fields discarded: a
+// field the catalogue does not plan is never passed to a caller.
+package codec
