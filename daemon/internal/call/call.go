@@ -39,6 +39,14 @@ func (s Verbs) List() []toolv1.Verb {
 	return out
 }
 
+// Allows is the lattice's clearance test (SPEC 3.2): false when either side
+// is unspecified, else have ≥ need. Every gate that compares clearances —
+// tool visibility, field visibility and writability — calls this one.
+func Allows(have, need toolv1.Clearance) bool {
+	return have != toolv1.Clearance_CLEARANCE_UNSPECIFIED &&
+		need != toolv1.Clearance_CLEARANCE_UNSPECIFIED && have >= need
+}
+
 // Compartments is a set of compartments as bits numbered by one catalogue
 // generation (at most compile.MaxCompartments, so they fit).
 type Compartments uint64

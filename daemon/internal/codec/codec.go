@@ -43,7 +43,7 @@ func DecodeRequest(md protoreflect.MessageDescriptor, body []byte, json bool) (p
 		}
 		return msg, nil
 	}
-	if err := binIn.Unmarshal(body, msg); err != nil {
+	if err := unmarshal(binIn, body, msg); err != nil {
 		return nil, fmt.Errorf("the binary body does not decode: %w", err)
 	}
 	if path := unknownAt(msg, ""); path != "" {
@@ -56,10 +56,23 @@ func DecodeRequest(md protoreflect.MessageDescriptor, body []byte, json bool) (p
 // discarding fields the descriptor does not know.
 func DecodeReply(md protoreflect.MessageDescriptor, body []byte) (protoreflect.Message, error) {
 	msg := dynamicpb.NewMessage(md)
-	if err := replyIn.Unmarshal(body, msg); err != nil {
+	if err := unmarshal(replyIn, body, msg); err != nil {
 		return nil, fmt.Errorf("the tool's answer does not decode as %s: %w", md.FullName(), err)
 	}
 	return msg, nil
+}
+
+// unmarshal decodes body into msg, turning a panic of the decoder into an
+// error: protobuf-go v1.36.12 panics on a map entry whose key repeats with
+// another wire type when decoding into a dynamic message, and hostile bytes
+// must get a refusal, not a crash.
+func unmarshal(o proto.UnmarshalOptions, body []byte, msg protoreflect.Message) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the decoder failed on these bytes: %v", p)
+		}
+	}()
+	return o.Unmarshal(body, msg.Interface())
 }
 
 // EncodeBinary is the request as the hop carries it.

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // The tests decode into InvocationContext: nested messages, lists of
@@ -164,4 +165,17 @@ func hasUnknown(m protoreflect.Message) bool {
 		return !found
 	})
 	return found
+}
+
+func TestBytesThatPanicTheDecoderAreRefusedNotCrashed(t *testing.T) {
+	// A map entry whose key repeats with another wire type: protobuf-go
+	// v1.36.12 panics decoding it into a dynamic message.
+	structMD := (&structpb.Struct{}).ProtoReflect().Descriptor()
+	body := []byte{0x0a, 0x08, 0x0a, 0x01, 'k', 0x0d, 0x00, 0x00, 0x00, 0x00}
+	if _, err := codec.DecodeRequest(structMD, body, false); err == nil {
+		t.Fatal("the bytes decoded")
+	}
+	if _, err := codec.DecodeReply(structMD, body); err == nil {
+		t.Fatal("the reply decoded")
+	}
 }

@@ -2,7 +2,6 @@ package visibility
 
 import (
 	"github.com/garm-dev/garm/daemon/internal/call"
-	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 )
 
 // Gate names what hid a tool from a caller.
@@ -33,20 +32,13 @@ func (g Gate) String() string {
 	return "unknown gate"
 }
 
-// Allows is the lattice's clearance test: false when either side is
-// unspecified, else have ≥ need.
-func Allows(have, need toolv1.Clearance) bool {
-	return have != toolv1.Clearance_CLEARANCE_UNSPECIFIED &&
-		need != toolv1.Clearance_CLEARANCE_UNSPECIFIED && have >= need
-}
-
 // Check says whether p may see t, and if not, the first gate that hid it.
 // Both must come from the same catalogue generation.
 func Check(p *call.Principal, t *call.Tool) Gate {
 	switch {
 	case !p.Verbs.Has(t.Verb):
 		return Verb
-	case !Allows(p.Clearance, t.MinClearance):
+	case !call.Allows(p.Clearance, t.MinClearance):
 		return Clearance
 	case !p.Compartments.Covers(t.Compartments):
 		return Compartments

@@ -32,7 +32,7 @@ func TestAllowsIsFalseWhenEitherSideIsUnspecified(t *testing.T) {
 		{unspecified, unspecified, false},
 	}
 	for _, c := range cases {
-		if got := visibility.Allows(c.have, c.need); got != c.want {
+		if got := call.Allows(c.have, c.need); got != c.want {
 			t.Errorf("Allows(%v, %v) = %v", c.have, c.need, got)
 		}
 	}

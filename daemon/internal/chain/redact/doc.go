@@ -1,0 +1,38 @@
+// Package redact is chain step 8's field plan (SPEC 7.7): it decides what of
+// a tool's answer a caller may not read, withholds it, and tells the ledger
+// how much was withheld and under which plan, without ever naming a value.
+//
+// It owns two things. Resolution: a tool's output plan resolved for a
+// caller's shape (clearance and compartments) into the rules that shape may
+// not read — a rule below a denied one is left out, its parent's withholding
+// takes it — plus the audit_on_read rules the shape may read, and the
+// redaction_plan content address; resolutions are cached per (plan, shape)
+// in a bounded cache shared by every call. Application: walking each denied
+// rule's path, by field number, through nested messages, every element of a
+// list of messages and every value of a map of messages, withholding the
+// field in every instance; counting each rule that changed something once
+// (redaction_count) and each audited rule the answer still carries once
+// (disclosed_count); and dropping every unknown field, which no rule covers.
+//
+// It refuses to guess. A rule whose path does not resolve in the answer's
+// descriptors, an answer of another message than the plan's, or a tool
+// without an output plan is an error, which the chain answers as an internal
+// failure: an answer that cannot be redacted is not sent. Compartment bits
+// that do not match their rule withhold the field. Answers are walked
+// through protoreflect alone, so a dynamicpb message built from the
+// catalogue's descriptors is redacted exactly as a generated one would be.
+//
+// Why here and why this way: tools return their full answer and never
+// re-decide access (SPEC 1), so this step is the only place where a value a
+// caller may not read is kept from them. Withholding is decided once per
+// shape and plan, so the per-call work is a walk of the denied paths only.
+//
+// Deliberately not here yet: the transforms of on_deny (mask, hash,
+// email_domain and the rest of SPEC 7.7's table). Every denied field is
+// omitted whatever its on_deny says; SPEC 7.7 omits whenever a transform
+// fails, so omission is the subset of the table that never shows more than
+// the full table would. The transforms plug into withholdField on the same
+// resolution, whose Denied rules already carry on_deny, and whose plan
+// address already covers the arms. Card projection (SPEC 7.8), which runs
+// after the field plan, is not here either.
+package redact

@@ -1,0 +1,100 @@
+package redact
+
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/garm-dev/garm/daemon/internal/call"
+	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
+)
+
+// Resolution is what one caller shape may not read of one message plan
+// (SPEC 7.7). One Resolution serves every call of that shape: it is shared,
+// and nothing may modify it or the rules it points to.
+type Resolution struct {
+	// Denied are the rules the shape may not read, in plan order, with every
+	// rule below a denied one left out: clearing (or transforming) the
+	// denied field takes its whole subtree.
+	Denied []*planv1.FieldRule
+	// Audited are the audit_on_read rules the shape may read and that lie
+	// below no denied rule, in plan order: the fields disclosed_count counts
+	// when an answer carries them.
+	Audited []*planv1.FieldRule
+	// Plan is the ledger's redaction_plan: the content address of Denied
+	// (see planAddress), empty when nothing is denied.
+	Plan string
+}
+
+// Redactor resolves plans per caller shape and applies them to answers. It
+// is safe for concurrent use; its cache is shared by every call.
+type Redactor struct {
+	cache *shapeCache[*Resolution]
+}
+
+// New is a Redactor that keeps at most cacheSize resolutions; a cacheSize
+// of zero or less caches nothing and resolves on every call.
+func New(cacheSize int) *Redactor {
+	return &Redactor{cache: newShapeCache[*Resolution](cacheSize)}
+}
+
+// Resolve is what shape may not read of plan. ruleBits[i] holds the
+// compartments of plan's rule i, numbered by the generation that holds plan;
+// they are taken to be fixed for a given plan pointer, which with shape is
+// the cache key, so the same plan and shape give the same *Resolution for as
+// long as it stays cached.
+func (r *Redactor) Resolve(plan *planv1.MessagePlan, ruleBits []call.Compartments, shape call.Shape) *Resolution {
+	key := shapeKey{plan: plan, shape: shape}
+	if res, ok := r.cache.get(key); ok {
+		return res
+	}
+	return r.cache.put(key, resolve(plan, ruleBits, shape))
+}
+
+// resolve is Resolve without the cache. Plans list parents before children
+// (SPEC 3.5), so a rule's denied ancestor is always met first.
+func resolve(plan *planv1.MessagePlan, ruleBits []call.Compartments, shape call.Shape) *Resolution {
+	res := &Resolution{}
+	for i, rule := range plan.GetRules() {
+		if belowAny(rule.GetNumbers(), res.Denied) {
+			continue
+		}
+		if !readable(shape, rule, ruleCompartments(ruleBits, i, rule)) {
+			res.Denied = append(res.Denied, rule)
+			continue
+		}
+		if rule.GetAuditOnRead() {
+			res.Audited = append(res.Audited, rule)
+		}
+	}
+	res.Plan = planAddress(res.Denied)
+	return res
+}
+
+// readable is SPEC 3.2's field visibility.
+func readable(shape call.Shape, rule *planv1.FieldRule, need call.Compartments) bool {
+	return call.Allows(shape.Clearance, rule.GetRead()) && shape.Compartments.Covers(need)
+}
+
+// ruleCompartments is rule i's compartment bits. Bits that are missing, or
+// that do not number as many compartments as the rule names, were not
+// numbered for this plan; they become every bit, which no caller covers, so
+// a numbering mistake withholds the field instead of showing it.
+func ruleCompartments(ruleBits []call.Compartments, i int, rule *planv1.FieldRule) call.Compartments {
+	if i >= len(ruleBits) || bits.OnesCount64(uint64(ruleBits[i])) != len(rule.GetCompartments()) {
+		return ^call.Compartments(0)
+	}
+	return ruleBits[i]
+}
+
+// belowAny reports whether numbers lies strictly below one of the rules'
+// paths. Paths are compared by segment (field number), so a denied
+// "billing" does not take "billing_summary" with it.
+func belowAny(numbers []int32, rules []*planv1.FieldRule) bool {
+	for _, r := range rules {
+		parent := r.GetNumbers()
+		if len(parent) < len(numbers) && slices.Equal(parent, numbers[:len(parent)]) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,147 @@
+package metrics
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/garm-dev/garm/daemon/internal/ledger"
+)
+
+// The names of garmd's own series.
+const (
+	CallsName         = "garm_calls_total"
+	CallDurationName  = "garm_call_duration_seconds"
+	LedgerRowsName    = "garm_ledger_rows_total"
+	TokenCacheName    = "garm_token_cache_lookups_total"
+	CatalogueInfoName = "garm_catalogue_info"
+	BuildInfoName     = "garm_build_info"
+)
+
+// latencyBuckets spans garmd's own overhead on a refused call (tens of
+// microseconds) up to the default tool timeout of SPEC 7.1, roughly two
+// buckets a decade, so a per-tool histogram stays affordable.
+var latencyBuckets = []float64{
+	0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30,
+}
+
+// scrapesInFlight bounds concurrent scrapes: gathering walks every series,
+// and the admin listener is not a place to spend garmd's CPU on.
+const scrapesInFlight = 4
+
+// Sources are counters kept elsewhere that metrics reads at scrape time.
+// Either may be nil: its series then read 0.
+type Sources struct {
+	// Ledger is the recorder's counts of rows recorded, fallen back and lost.
+	Ledger *ledger.Counts
+	// TokenCache reports the verified-token cache's hits and misses so far.
+	TokenCache func() (hits, misses uint64)
+}
+
+// Metrics is garmd's registry and the series on it. It is safe for
+// concurrent use; the zero value is not usable, use New.
+type Metrics struct {
+	registry  *prometheus.Registry
+	calls     *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
+	catalogue *catalogueInfo
+	handler   http.Handler
+
+	// series caches the resolved children of calls and latency per
+	// (tool, outcome, code): seriesKey → *callSeries.
+	series sync.Map
+}
+
+// New builds the registry with every series registered. version is garmd's
+// build version, exposed as BuildInfoName's version label.
+func New(version string, s Sources) *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: CallsName,
+			Help: "Calls garmd answered, by tool FQN (\"-\" when no visible tool was resolved), outcome (ok, denied, error) and wire code (empty when ok).",
+		}, []string{"tool", "outcome", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    CallDurationName,
+			Help:    "Time garmd spent answering a call, from its arrival to its answer, by tool FQN (\"-\" when no visible tool was resolved) and outcome.",
+			Buckets: latencyBuckets,
+		}, []string{"tool", "outcome"}),
+		catalogue: newCatalogueInfo(),
+	}
+	build := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        BuildInfoName,
+		Help:        "Always 1; version is the running garmd's build version.",
+		ConstLabels: prometheus.Labels{"version": strings.ToValidUTF8(version, "\uFFFD")},
+	})
+	build.Set(1)
+
+	m.registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.calls,
+		m.latency,
+		m.catalogue,
+		build,
+	)
+	m.registry.MustRegister(ledgerRows(s.Ledger)...)
+	m.registry.MustRegister(tokenCache(s.TokenCache)...)
+
+	m.handler = promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{
+		MaxRequestsInFlight: scrapesInFlight,
+	})
+	return m
+}
+
+// Handler serves the registry in the Prometheus exposition formats.
+func (m *Metrics) Handler() http.Handler { return m.handler }
+
+func ledgerRows(c *ledger.Counts) []prometheus.Collector {
+	const help = "Ledger rows by what the recorder did with them: recorded where they were meant to go, fell_back to the log line, or lost."
+	read := func(pick func(*ledger.Counts) uint64) func() float64 {
+		return func() float64 {
+			if c == nil {
+				return 0
+			}
+			return float64(pick(c))
+		}
+	}
+	return []prometheus.Collector{
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: LedgerRowsName, Help: help, ConstLabels: prometheus.Labels{"result": "recorded"},
+		}, read(func(c *ledger.Counts) uint64 { return c.Recorded.Load() })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: LedgerRowsName, Help: help, ConstLabels: prometheus.Labels{"result": "fell_back"},
+		}, read(func(c *ledger.Counts) uint64 { return c.FellBack.Load() })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: LedgerRowsName, Help: help, ConstLabels: prometheus.Labels{"result": "lost"},
+		}, read(func(c *ledger.Counts) uint64 { return c.Lost.Load() })),
+	}
+}
+
+func tokenCache(counts func() (hits, misses uint64)) []prometheus.Collector {
+	const help = "Lookups in the verified-token cache, by result (hit or miss)."
+	read := func(hit bool) func() float64 {
+		return func() float64 {
+			if counts == nil {
+				return 0
+			}
+			hits, misses := counts()
+			if hit {
+				return float64(hits)
+			}
+			return float64(misses)
+		}
+	}
+	return []prometheus.Collector{
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: TokenCacheName, Help: help, ConstLabels: prometheus.Labels{"result": "hit"},
+		}, read(true)),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: TokenCacheName, Help: help, ConstLabels: prometheus.Labels{"result": "miss"},
+		}, read(false)),
+	}
+}

@@ -1,0 +1,42 @@
+// Package idp is the dev identity provider (SPEC 8): it issues ES256 tokens for the personas of
+// a YAML file, serves the key that verifies them, and serves the file itself, so a developer can
+// call garmd as a support agent, an analyst or an agent acting for one without a real IdP.
+//
+// It owns the persona file and its validation ([ParsePersonas], [Personas.Validate]: every
+// problem reported at once), the fold of a persona's roles into one garm claim, the signing key,
+// and the HTTP surface of [IdP.Handler]:
+//
+//   - GET [JWKSPath]: the public key only, with its kid, alg ES256 and use sig.
+//   - GET [TokenPath]?user=<handle>[&as=<agent>][&exec=<runner subject>]: the compact JWT as
+//     text/plain ([IdP.Token], [IdP.TokenWithExec]).
+//   - GET [PersonasPath]: the canonical persona file as JSON; it reads back with [ParsePersonas].
+//
+// A token carries iss, sub, aud (one string), iat, nbf, exp, jti, tenant and the garm claim
+// (clearance, compartments, verbs, tool_sets when scoped, kind), spelt with the prefixed enum
+// names garmd accepts. With as, it carries an RFC 8693 act claim holding the agent's subject
+// and the agent's own garm claim: the agent's authority is never merged into the user's,
+// because garmd intersects the levels and a hop may only narrow. With exec, it carries
+// exec {sub, iss}.
+//
+// A persona's roles grant, so they fold by union: the highest clearance of any role, the union
+// of compartments and of verbs, and the union of tool sets — except that a persona holding any
+// role that names no tool sets is unscoped and its token has no tool_sets claim at all (an
+// absent claim is garmd's "unscoped"; an empty one would reach nothing). Compartments and tool
+// sets are sorted by name, verbs by their enum number.
+//
+// It refuses: a persona file with an unknown key, a misspelt clearance, verb or kind, an unknown
+// role or may_act_for user, a persona with no clearance, a subject used twice, or a handle that
+// is both a user and an agent; a token for an agent as the user, an actor that is a user, and an
+// agent acting for a user it does not list (403); and any listen address that is not loopback,
+// checked on the address asked for and again on the address bound.
+//
+// Why it is shaped this way: the key is generated in [New] and lives only in memory, and the
+// default issuer ([DefaultIssuer]) is a name that never resolves, so a token from this IdP can
+// only be accepted by a garmd explicitly pointed at a running [Server]'s [Server.JWKSURL] — it
+// cannot be mistaken for, or trusted as, a real identity. Signing goes through one method so
+// that approval grants (POST /grant, not served yet) are issued with the same key and issuer
+// beside the tokens.
+//
+// This is development-only code: garmd never links it (an import rule checks that
+// daemon/cmd/garmd does not reach devkit/), and nothing here is a model for production identity.
+package idp
