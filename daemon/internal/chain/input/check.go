@@ -3,6 +3,7 @@ package input
 import (
 	"errors"
 	"fmt"
+	"github.com/garm-dev/garm/daemon/internal/cache"
 	"math/bits"
 	"slices"
 
@@ -16,13 +17,13 @@ import (
 // not write. It is safe for concurrent use; its cache is shared by every
 // call.
 type Checker struct {
-	cache *shapeCache[*writePlan]
+	cache *cache.Map[shapeKey, *writePlan]
 }
 
 // NewChecker is a Checker that keeps at most cacheSize resolutions; a
 // cacheSize of zero or less caches nothing and resolves on every call.
 func NewChecker(cacheSize int) *Checker {
-	return &Checker{cache: newShapeCache[*writePlan](cacheSize)}
+	return &Checker{cache: cache.New[shapeKey, *writePlan](cacheSize)}
 }
 
 // writePlan is what one caller shape may not set of one input plan.
@@ -113,10 +114,10 @@ func runnerKey(t *call.Tool, req protoreflect.Message, rule *planv1.FieldRule) (
 
 func (c *Checker) resolve(plan *planv1.MessagePlan, ruleBits []call.Compartments, shape call.Shape) *writePlan {
 	key := shapeKey{plan: plan, shape: shape}
-	if wp, ok := c.cache.get(key); ok {
+	if wp, ok := c.cache.Get(key); ok {
 		return wp
 	}
-	return c.cache.put(key, resolve(plan, ruleBits, shape))
+	return c.cache.Put(key, resolve(plan, ruleBits, shape))
 }
 
 // resolve is the cache's miss path. Plans list parents before children

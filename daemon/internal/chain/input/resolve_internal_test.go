@@ -77,7 +77,7 @@ func TestTheCheckersCacheNeverHoldsMoreThanItsSize(t *testing.T) {
 	c := NewChecker(10)
 	for n := range 100 {
 		c.resolve(treePlan, treeBits, call.Shape{Clearance: internal, Compartments: call.Compartments(n)})
-		if got := len(c.cache.m); got > 10 {
+		if got := c.cache.Len(); got > 10 {
 			t.Fatalf("%d write plans cached with room for 10", got)
 		}
 	}

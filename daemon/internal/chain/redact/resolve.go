@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"github.com/garm-dev/garm/daemon/internal/cache"
 	"math/bits"
 	"slices"
 
@@ -28,13 +29,13 @@ type Resolution struct {
 // Redactor resolves plans per caller shape and applies them to answers. It
 // is safe for concurrent use; its cache is shared by every call.
 type Redactor struct {
-	cache *shapeCache[*Resolution]
+	cache *cache.Map[shapeKey, *Resolution]
 }
 
 // New is a Redactor that keeps at most cacheSize resolutions; a cacheSize
 // of zero or less caches nothing and resolves on every call.
 func New(cacheSize int) *Redactor {
-	return &Redactor{cache: newShapeCache[*Resolution](cacheSize)}
+	return &Redactor{cache: cache.New[shapeKey, *Resolution](cacheSize)}
 }
 
 // Resolve is what shape may not read of plan. ruleBits[i] holds the
@@ -44,10 +45,10 @@ func New(cacheSize int) *Redactor {
 // long as it stays cached.
 func (r *Redactor) Resolve(plan *planv1.MessagePlan, ruleBits []call.Compartments, shape call.Shape) *Resolution {
 	key := shapeKey{plan: plan, shape: shape}
-	if res, ok := r.cache.get(key); ok {
+	if res, ok := r.cache.Get(key); ok {
 		return res
 	}
-	return r.cache.put(key, resolve(plan, ruleBits, shape))
+	return r.cache.Put(key, resolve(plan, ruleBits, shape))
 }
 
 // resolve is Resolve without the cache. Plans list parents before children

@@ -69,11 +69,11 @@ func TestTheCacheNeverHoldsMoreThanItsSize(t *testing.T) {
 	r := New(10)
 	for c := range 100 {
 		r.Resolve(treePlan, treeBits, call.Shape{Clearance: internal, Compartments: call.Compartments(c)})
-		if n := len(r.cache.m); n > 10 {
+		if n := r.cache.Len(); n > 10 {
 			t.Fatalf("%d resolutions cached with room for 10", n)
 		}
 	}
-	if n := len(r.cache.m); n != 10 {
+	if n := r.cache.Len(); n != 10 {
 		t.Fatalf("a full cache holds %d resolutions, want 10", n)
 	}
 }
