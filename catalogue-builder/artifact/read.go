@@ -11,8 +11,6 @@ import (
 	cataloguev1 "github.com/garm-dev/garm/gen/garm/catalogue/v1"
 	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
 	"github.com/garm-dev/garm/protoc-gen-garm/compile"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 )
@@ -93,8 +91,12 @@ func Read(data []byte) (*Artifact, error) {
 	if len(data) > MaxSize {
 		return nil, fmt.Errorf("not a catalogue: larger than %d MiB", MaxSize>>20)
 	}
-	a := &Artifact{Digest: Digest(data), Size: len(data), Catalogue: new(cataloguev1.Catalogue)}
-	if err := proto.Unmarshal(data, a.Catalogue); err != nil {
+	a := &Artifact{Size: len(data), Catalogue: new(cataloguev1.Catalogue)}
+	digested := make(chan string, 1)
+	go func() { digested <- Digest(data) }()
+	err := unmarshalCatalogue(data, a.Catalogue)
+	a.Digest = <-digested
+	if err != nil {
 		return nil, fmt.Errorf("not a catalogue: %w", err)
 	}
 	c := a.Catalogue
@@ -107,7 +109,7 @@ func Read(data []byte) (*Artifact, error) {
 	if len(c.GetFiles().GetFile()) == 0 {
 		return nil, errors.New("not a catalogue: it holds no descriptors")
 	}
-	files, err := protodesc.NewFiles(c.GetFiles())
+	files, err := newFiles(c.GetFiles())
 	if err != nil {
 		return nil, fmt.Errorf("its descriptors do not resolve on their own: %w", err)
 	}
@@ -203,7 +205,18 @@ func (a *Artifact) checkPlans() error {
 			a.plans[key] = mp
 		}
 	}
+	// The checks run in the order below and the first refusal is returned;
+	// the plan-against-descriptor checks, most of the work, are queued in
+	// that order and run beside each other.
+	type planCheck struct {
+		tool *compile.Tool
+		md   protoreflect.MessageDescriptor
+		mp   *planv1.MessagePlan
+		err  error // a refusal found before the plan could be checked
+	}
+	var checks []planCheck
 	tools, withTools, used := 0, map[string]bool{}, map[planKey]bool{}
+queue:
 	for _, pkg := range a.Model.Packages {
 		if len(pkg.Tools) == 0 {
 			continue
@@ -212,10 +225,12 @@ func (a *Artifact) checkPlans() error {
 		withTools[name] = true
 		tools += len(pkg.Tools)
 		if got := c.GetDescriptorHashes()[name]; got != pkg.DescriptorHash {
-			return fmt.Errorf("package %s: recorded descriptor hash %q, its descriptors hash to %q", name, got, pkg.DescriptorHash)
+			checks = append(checks, planCheck{err: fmt.Errorf("package %s: recorded descriptor hash %q, its descriptors hash to %q", name, got, pkg.DescriptorHash)})
+			break
 		}
 		if !planned[name] {
-			return fmt.Errorf("package %s has tools and no plans", name)
+			checks = append(checks, planCheck{err: fmt.Errorf("package %s has tools and no plans", name)})
+			break
 		}
 		for _, t := range pkg.Tools {
 			for _, md := range []protoreflect.MessageDescriptor{t.Desc.Input(), t.Desc.Output()} {
@@ -223,13 +238,25 @@ func (a *Artifact) checkPlans() error {
 				used[key] = true
 				mp := a.plans[key]
 				if mp == nil {
-					return fmt.Errorf("tool %s: no plan for %s", t.FQN, md.FullName())
+					checks = append(checks, planCheck{err: fmt.Errorf("tool %s: no plan for %s", t.FQN, md.FullName())})
+					break queue
 				}
-				if err := compile.CheckPlan(md, mp); err != nil {
-					return fmt.Errorf("tool %s: %w", t.FQN, err)
-				}
+				checks = append(checks, planCheck{tool: t, md: md, mp: mp})
 			}
 		}
+	}
+	err := forEach(len(checks), func(i int) error {
+		ch := checks[i]
+		if ch.err != nil {
+			return ch.err
+		}
+		if err := compile.CheckPlan(ch.md, ch.mp); err != nil {
+			return fmt.Errorf("tool %s: %w", ch.tool.FQN, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if tools == 0 {
 		return errors.New("the catalogue declares no tool")

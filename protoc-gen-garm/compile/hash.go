@@ -3,9 +3,9 @@ package compile
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"hash"
 	"slices"
+	"strconv"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -20,7 +20,7 @@ import (
 // moves it and a wire change always does.
 func DescriptorHash(tools []*Tool) string {
 	h := sha256.New()
-	w := &shapeWriter{h: h, seen: map[protoreflect.FullName]bool{}}
+	w := &shapeWriter{h: h, seen: map[protoreflect.FullName]bool{}, line: make([]byte, 0, 128)}
 	for _, t := range tools {
 		w.visit(t.Desc.Input())
 		w.visit(t.Desc.Output())
@@ -31,6 +31,9 @@ func DescriptorHash(tools []*Tool) string {
 type shapeWriter struct {
 	h    hash.Hash
 	seen map[protoreflect.FullName]bool
+	// line is reused for each line written: the hash of a large catalogue
+	// is computed every time it is read, and formatting dominated it.
+	line []byte
 }
 
 func (w *shapeWriter) visit(md protoreflect.MessageDescriptor) {
@@ -38,11 +41,17 @@ func (w *shapeWriter) visit(md protoreflect.MessageDescriptor) {
 		return
 	}
 	w.seen[md.FullName()] = true
-	fmt.Fprintf(w.h, "message %s\n", md.FullName())
+	w.line = append(append(append(w.line[:0], "message "...), md.FullName()...), '\n')
 	fields := fieldsByNumber(md)
 	for _, fd := range fields {
-		fmt.Fprintf(w.h, "field %d %s %s %s\n", fd.Number(), fd.Name(), fd.Cardinality(), fd.Kind())
+		w.line = append(w.line, "field "...)
+		w.line = strconv.AppendInt(w.line, int64(fd.Number()), 10)
+		w.line = append(append(w.line, ' '), fd.Name()...)
+		w.line = append(append(w.line, ' '), fd.Cardinality().String()...)
+		w.line = append(append(w.line, ' '), fd.Kind().String()...)
+		w.line = append(w.line, '\n')
 	}
+	w.h.Write(w.line)
 	for _, fd := range fields {
 		if fd.Message() != nil {
 			w.visit(fd.Message())

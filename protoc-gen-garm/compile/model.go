@@ -3,8 +3,11 @@ package compile
 import (
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"github.com/garm-dev/garm/runtime/wire"
@@ -100,25 +103,52 @@ func Build(files []protoreflect.FileDescriptor) (*Model, error) {
 		}
 		pkg.Files = append(pkg.Files, f)
 	}
-	for _, pkg := range m.Packages {
-		slices.SortStableFunc(pkg.Files, func(a, b protoreflect.FileDescriptor) int { return strings.Compare(a.Path(), b.Path()) })
-		for _, f := range pkg.Files {
-			services := f.Services()
-			for i := 0; i < services.Len(); i++ {
-				svc, err := buildService(pkg, services.Get(i))
-				if err != nil {
-					return nil, err
-				}
-				pkg.Services = append(pkg.Services, svc)
-				pkg.Tools = append(pkg.Tools, svc.Tools...)
-			}
+	// Packages are independent of each other, and a catalogue of thousands
+	// of tools is read at every garmd start and reload, so they are built
+	// beside each other; the first failing package, in order, is reported.
+	errs := make([]error, len(m.Packages))
+	concurrently(len(m.Packages), func(i int) { errs[i] = buildPackage(m.Packages[i]) })
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
-		pkg.DescriptorHash = DescriptorHash(pkg.Tools)
 	}
 	if err := m.readTaxonomy(files); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+func buildPackage(pkg *Package) error {
+	slices.SortStableFunc(pkg.Files, func(a, b protoreflect.FileDescriptor) int { return strings.Compare(a.Path(), b.Path()) })
+	for _, f := range pkg.Files {
+		services := f.Services()
+		for i := 0; i < services.Len(); i++ {
+			svc, err := buildService(pkg, services.Get(i))
+			if err != nil {
+				return err
+			}
+			pkg.Services = append(pkg.Services, svc)
+			pkg.Tools = append(pkg.Tools, svc.Tools...)
+		}
+	}
+	pkg.DescriptorHash = DescriptorHash(pkg.Tools)
+	return nil
+}
+
+// concurrently calls f(0) … f(n-1) on up to GOMAXPROCS goroutines and
+// returns when every call has.
+func concurrently(n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // readTaxonomy collects the file-level declarations of files and of every

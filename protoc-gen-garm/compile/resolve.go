@@ -2,6 +2,7 @@ package compile
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
@@ -56,6 +57,10 @@ func CheckPlan(root protoreflect.MessageDescriptor, plan *planv1.MessagePlan) er
 		}
 		return nil
 	}
+	if planMatches(root, plan.GetRules()) {
+		return nil
+	}
+	// Something differs: find and name the first difference.
 	var want []string
 	var walk func(md protoreflect.MessageDescriptor, prefix string, depth int) error
 	walk = func(md protoreflect.MessageDescriptor, prefix string, depth int) error {
@@ -88,6 +93,40 @@ func CheckPlan(root protoreflect.MessageDescriptor, plan *planv1.MessagePlan) er
 		return fmt.Errorf("%s: the plan has no rule for %q", root.FullName(), want[len(rules)])
 	}
 	return nil
+}
+
+// planMatches reports, in one walk and without building paths, whether
+// rules are exactly root's fields in plan order, each with its path, its
+// field numbers and its container: the plans CheckPlan accepts. Every
+// artifact read checks every plan, so the common case is made cheap and
+// the naming of a difference is left to CheckPlan's own walk.
+func planMatches(root protoreflect.MessageDescriptor, rules []*planv1.FieldRule) bool {
+	next := 0
+	var numbers []int32
+	var walk func(md protoreflect.MessageDescriptor, prefix string, depth int) bool
+	walk = func(md protoreflect.MessageDescriptor, prefix string, depth int) bool {
+		if depth > maxPlanDepth {
+			return false
+		}
+		for _, fd := range fieldsByNumber(md) {
+			if next >= len(rules) {
+				return false
+			}
+			rule := rules[next]
+			next++
+			name, path := string(fd.Name()), rule.GetPath()
+			numbers = append(numbers[:depth], int32(fd.Number()))
+			if len(path) != len(prefix)+len(name) || path[:len(prefix)] != prefix || path[len(prefix):] != name ||
+				!slices.Equal(rule.GetNumbers(), numbers) || rule.GetContainer() != ContainerOf(fd) {
+				return false
+			}
+			if child := ChildMessage(fd); child != nil && !walk(child, path+".", depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return walk(root, "", 0) && next == len(rules)
 }
 
 // maxPlanDepth bounds the walk of a message whose plan is being checked; a

@@ -1,6 +1,8 @@
 package codec
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -80,12 +82,23 @@ func EncodeBinary(msg protoreflect.Message) ([]byte, error) {
 	return proto.Marshal(msg.Interface())
 }
 
-// EncodeAnswer writes the answer in the caller's encoding.
-func EncodeAnswer(msg protoreflect.Message, json bool) ([]byte, error) {
-	if json {
-		return jsonOut.Marshal(msg.Interface())
+// EncodeAnswer writes the answer in the caller's encoding. JSON answers are
+// compacted: protojson varies its whitespace on purpose, and a caller (or a
+// test) comparing two answers should see the same bytes for the same data.
+func EncodeAnswer(msg protoreflect.Message, asJSON bool) ([]byte, error) {
+	if !asJSON {
+		return proto.Marshal(msg.Interface())
 	}
-	return proto.Marshal(msg.Interface())
+	b, err := jsonOut.Marshal(msg.Interface())
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	out.Grow(len(b))
+	if err := json.Compact(&out, b); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
 }
 
 // unknownAt returns the path of the first message holding unknown fields,

@@ -117,6 +117,12 @@ func (d *Dispatcher) Call(ctx context.Context, t *call.Tool, inv *toolv1.Invocat
 		if wire.IsRefusalCode(reply.ErrorCode) {
 			return nil, deny.Refuse(reply.ErrorCode, "the tool refused with "+reply.ErrorCode+": "+reply.Error)
 		}
+		if !time.Now().Before(inv.GetDeadline().AsTime()) {
+			// The tool gave up because the call's deadline passed (its
+			// context is bounded by the same instant): that is a timeout,
+			// not a failure of the tool.
+			return nil, deny.Fail(deny.DeadlineExceeded, "timeout", "the tool gave up at the deadline with "+reply.ErrorCode+": "+reply.Error)
+		}
 		return nil, deny.Fail(deny.Internal, "tool_failed", "the tool failed with "+reply.ErrorCode+": "+reply.Error)
 	}
 	out, err := codec.DecodeReply(t.Output, reply.Body)

@@ -132,3 +132,15 @@ func TestRepliesMapOntoTheStatusTable(t *testing.T) {
 		}
 	}
 }
+
+func TestAToolThatGivesUpAtTheDeadlineIsATimeoutNotAFailure(t *testing.T) {
+	tool := &call.Tool{Subject: "t.v1.S.M", Output: (&structpb.Struct{}).ProtoReflect().Descriptor()}
+	d := dispatch.New(transport.Func(func(context.Context, *transport.Request) (*transport.Reply, error) {
+		return &transport.Reply{ErrorCode: "500", Error: "context deadline exceeded"}, nil
+	}))
+	inv := dispatch.Invocation(&call.Principal{Subject: "s"}, &dispatch.Hop{CallID: "ev", Deadline: time.Now().Add(-time.Millisecond)})
+	_, err := d.Call(context.Background(), tool, inv, (&structpb.Struct{}).ProtoReflect())
+	if status, _ := deny.Wire(err); status != http.StatusGatewayTimeout {
+		t.Fatalf("a failure after the deadline answered %d (%v)", status, err)
+	}
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	garmd "github.com/garm-dev/garm/daemon"
+)
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFailed = 1
+	exitUsage  = 2
+)
+
+const usage = `garmd is the governed tool plane's daemon.
+
+Usage:
+  garmd serve --catalogue <file> --issuer <iss> --jwks <url> --hash-key-file <file> [flags]
+  garmd check --catalogue <file>
+  garmd version
+
+Run "garmd <command> --help" for a command's flags.
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stderr)
+	case "check":
+		return check(args[1:], stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "garmd", garmd.Version())
+		return exitOK
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "garmd: unknown command %q\n\n%s", args[0], usage)
+	return exitUsage
+}
+
+// repeated is a flag that may be given many times.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, ",") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+
+// serveFlags binds every `garmd serve` flag to cfg.
+func serveFlags(cfg *garmd.Config, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("garmd serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.Catalogue, "catalogue", cfg.Catalogue, "the catalogue artifact `file` to serve (required)")
+	fs.StringVar(&cfg.NATS, "nats", cfg.NATS, "the bus to tools and JetStream (`url`)")
+	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "the tool plane's `address`")
+	fs.StringVar(&cfg.AdminListen, "admin-listen", cfg.AdminListen, "health, readiness and metrics `address`")
+	fs.Var((*repeated)(&cfg.Issuers), "issuer", "a trusted token `issuer` (repeatable; paired by position with --jwks)")
+	fs.Var((*repeated)(&cfg.JWKS), "jwks", "the key-set `url` of the issuer at the same position (repeatable)")
+	fs.StringVar(&cfg.Audience, "audience", cfg.Audience, "what a token's aud must contain")
+	fs.StringVar(&cfg.HashKeyFile, "hash-key-file", cfg.HashKeyFile, "`file` holding the HMAC key for hash redactions, at least 16 bytes (required)")
+	fs.BoolVar(&cfg.LedgerStream, "ledger-stream", cfg.LedgerStream, "publish the ledger to GARM_LEDGER, falling back to the log")
+	fs.DurationVar(&cfg.ToolTimeout, "tool-timeout", cfg.ToolTimeout, "the deadline of a call whose caller set none, and the ceiling on one it set")
+	fs.IntVar(&cfg.MaxTools, "max-tools", cfg.MaxTools, "refuse a catalogue with more tools (0 = no limit)")
+	return fs
+}
+
+func serve(ctx context.Context, args []string, stderr io.Writer) int {
+	cfg := garmd.DefaultConfig()
+	fs := serveFlags(&cfg, stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "garmd serve: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	cfg.Logger = slog.New(slog.NewJSONHandler(stderr, nil))
+	if err := garmd.Serve(ctx, cfg); err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+func check(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("garmd check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	catalogue := fs.String("catalogue", "", "the catalogue artifact `file` to check (required)")
+	maxTools := fs.Int("max-tools", 0, "refuse a catalogue with more tools (0 = no limit)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if *catalogue == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "garmd check: --catalogue <file> is required, and nothing else")
+		return exitUsage
+	}
+	if err := garmd.Check(stdout, garmd.CheckConfig{Catalogue: *catalogue, MaxTools: *maxTools}); err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitFailed
+	}
+	return exitOK
+}

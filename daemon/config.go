@@ -1,0 +1,191 @@
+package garmd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// Config is garmd's configuration: one field per `garmd serve` flag (SPEC
+// 7.1), plus the logger. DefaultConfig holds the flags' defaults.
+type Config struct {
+	// Catalogue is the catalogue artifact's file path (--catalogue).
+	Catalogue string
+	// NATS is the bus's URL (--nats).
+	NATS string
+	// Listen is the tool plane's address (--listen).
+	Listen string
+	// AdminListen is the health, readiness and metrics address
+	// (--admin-listen).
+	AdminListen string
+	// Issuers are the trusted token issuers (--issuer, repeatable), paired
+	// by position with JWKS, their key-set URLs (--jwks, repeatable).
+	Issuers []string
+	JWKS    []string
+	// Audience is what a token's aud must contain (--audience).
+	Audience string
+	// HashKeyFile holds the HMAC key for hash redactions (--hash-key-file):
+	// at least MinHashKey bytes after trimming surrounding white space.
+	HashKeyFile string
+	// LedgerStream publishes the ledger to GARM_LEDGER, falling back to the
+	// log (--ledger-stream).
+	LedgerStream bool
+	// ToolTimeout is the deadline of a call whose caller set none, and the
+	// ceiling on one it set (--tool-timeout).
+	ToolTimeout time.Duration
+	// MaxTools refuses a catalogue with more tools; 0 is no limit
+	// (--max-tools).
+	MaxTools int
+
+	// Logger receives the startup report, warnings and, without
+	// LedgerStream, the ledger. nil logs text to standard error.
+	Logger *slog.Logger
+}
+
+// MinHashKey is the shortest hash key garmd accepts, in bytes.
+const MinHashKey = 16
+
+// DefaultConfig is the configuration of `garmd serve` with no flags.
+func DefaultConfig() Config {
+	return Config{
+		NATS:        "nats://127.0.0.1:4222",
+		Listen:      "127.0.0.1:7440",
+		AdminListen: "127.0.0.1:7441",
+		Audience:    "garm",
+		ToolTimeout: 30 * time.Second,
+	}
+}
+
+// Validate reports every problem of the configuration at once, one per
+// line, or nil.
+func (c Config) Validate() error {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	switch {
+	case c.Catalogue == "":
+		add("--catalogue is required: the catalogue artifact to serve")
+	case strings.HasPrefix(c.Catalogue, "s3://"):
+		add("--catalogue %s: s3:// catalogues are not in this build of garmd; give a file path", c.Catalogue)
+	}
+	if u, err := url.Parse(c.NATS); err != nil || u.Host == "" || (u.Scheme != "nats" && u.Scheme != "tls") {
+		add("--nats %q is not a nats:// or tls:// URL", c.NATS)
+	}
+	if err := checkAddr(c.Listen); err != nil {
+		add("--listen %q: %v", c.Listen, err)
+	}
+	if err := checkAddr(c.AdminListen); err != nil {
+		add("--admin-listen %q: %v", c.AdminListen, err)
+	}
+	if c.Listen != "" && c.Listen == c.AdminListen && !strings.HasSuffix(c.Listen, ":0") {
+		add("--listen and --admin-listen are both %s; the admin listener is kept apart from the tool plane", c.Listen)
+	}
+	problems = append(problems, issuerProblems(c.Issuers, c.JWKS)...)
+	if strings.TrimSpace(c.Audience) == "" {
+		add("--audience is empty: tokens must name an audience garmd checks")
+	}
+	if c.HashKeyFile == "" {
+		add("--hash-key-file is required: a file holding at least %d bytes of key for hash redactions", MinHashKey)
+	} else if _, err := ReadHashKey(c.HashKeyFile); err != nil {
+		add("--hash-key-file: %v", err)
+	}
+	if c.ToolTimeout <= 0 {
+		add("--tool-timeout %s is not positive", c.ToolTimeout)
+	}
+	if c.MaxTools < 0 {
+		add("--max-tools %d is negative (0 means no limit)", c.MaxTools)
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return &ConfigError{Problems: problems}
+}
+
+// ConfigError lists every problem Validate found.
+type ConfigError struct{ Problems []string }
+
+func (e *ConfigError) Error() string {
+	return "garmd cannot start:\n  " + strings.Join(e.Problems, "\n  ")
+}
+
+func issuerProblems(issuers, jwks []string) []string {
+	var problems []string
+	if len(issuers) == 0 {
+		problems = append(problems, "--issuer is required (repeatable): garmd has no anonymous mode")
+	}
+	if len(issuers) != len(jwks) {
+		problems = append(problems, fmt.Sprintf("%d --issuer and %d --jwks: each issuer is paired by position with its key-set URL", len(issuers), len(jwks)))
+	}
+	seen := map[string]bool{}
+	for i, iss := range issuers {
+		if iss == "" {
+			problems = append(problems, fmt.Sprintf("--issuer #%d is empty", i+1))
+		} else if seen[iss] {
+			problems = append(problems, fmt.Sprintf("--issuer %q is given twice", iss))
+		}
+		seen[iss] = true
+	}
+	for _, j := range jwks {
+		if err := checkJWKSURL(j); err != nil {
+			problems = append(problems, fmt.Sprintf("--jwks %q: %v", j, err))
+		}
+	}
+	return problems
+}
+
+// checkJWKSURL accepts https, and http only to a loopback host: keys
+// fetched in the clear from elsewhere could be anyone's.
+func checkJWKSURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return errors.New("not an absolute URL")
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		if isLoopback(u.Hostname()) {
+			return nil
+		}
+		return errors.New("key sets are fetched over https (plain http only from a loopback host)")
+	}
+	return errors.New("not an https URL")
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func checkAddr(addr string) error {
+	if addr == "" {
+		return errors.New("empty address")
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return errors.New("not host:port")
+	}
+	return nil
+}
+
+// ReadHashKey reads the hash key from path: its contents with surrounding
+// white space trimmed, refused when shorter than MinHashKey bytes.
+func ReadHashKey(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	key := bytes.TrimSpace(data)
+	if len(key) < MinHashKey {
+		return nil, fmt.Errorf("%s holds %d bytes of key after trimming; at least %d are required", path, len(key), MinHashKey)
+	}
+	return key, nil
+}

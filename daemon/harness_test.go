@@ -1,0 +1,367 @@
+package garmd_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/garm-dev/garm/catalogue-builder/builder"
+	garmd "github.com/garm-dev/garm/daemon"
+	"github.com/garm-dev/garm/devkit/idp"
+	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+)
+
+// waitTimeout bounds every wait of these tests.
+const waitTimeout = 15 * time.Second
+
+// bus is an embedded NATS server with JetStream on a random loopback port.
+type bus struct {
+	srv  *server.Server
+	url  string
+	port int
+	dir  string
+}
+
+func startBus(t testing.TB) *bus {
+	t.Helper()
+	b := &bus{dir: t.TempDir(), port: server.RANDOM_PORT}
+	b.start(t)
+	t.Cleanup(b.stop)
+	createStreams(t, b.url)
+	return b
+}
+
+func (b *bus) start(t testing.TB) {
+	t.Helper()
+	srv, err := server.NewServer(&server.Options{
+		ServerName: "garmd-test",
+		Host:       "127.0.0.1",
+		Port:       b.port,
+		NoLog:      true,
+		NoSigs:     true,
+		JetStream:  true,
+		StoreDir:   b.dir,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(waitTimeout) {
+		srv.Shutdown()
+		t.Fatal("the embedded NATS server did not start")
+	}
+	b.srv = srv
+	b.url = srv.ClientURL()
+	// A restart binds the same port, so clients reconnect to it.
+	b.port = srv.Addr().(*net.TCPAddr).Port
+}
+
+func (b *bus) stop() {
+	if b.srv != nil {
+		b.srv.Shutdown()
+		b.srv.WaitForShutdown()
+		b.srv = nil
+	}
+}
+
+func createStreams(t testing.TB, url string) {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "GARM_LEDGER", Subjects: []string{"garm.v1.ledger.>"}, Storage: jetstream.FileStorage}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// logBuffer collects garmd's JSON log lines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// stack is a whole plane on loopback: bus, identity provider, tool
+// services and garmd.
+type stack struct {
+	t        testing.TB
+	bus      *bus
+	idp      *idp.IdP
+	idpSrv   *idp.Server
+	cfg      garmd.Config
+	daemon   *garmd.Daemon
+	url      string
+	adminURL string
+	logs     *logBuffer
+	stop     context.CancelFunc
+	done     chan error
+	client   *http.Client
+
+	ledgerMu sync.Mutex
+	rows     map[string]*ledgerv1.Event
+	order    []string
+	consumer jetstream.Consumer
+}
+
+type stackOption func(*garmd.Config)
+
+func withLogLedger() stackOption {
+	return func(c *garmd.Config) { c.LedgerStream = false }
+}
+
+func withToolTimeout(d time.Duration) stackOption {
+	return func(c *garmd.Config) { c.ToolTimeout = d }
+}
+
+// fixtureCatalogue builds the records fixture and the calculator into one
+// catalogue, once per test binary.
+var fixtureCatalogue = sync.OnceValues(func() ([]byte, error) {
+	c, err := builder.FromRoots(context.Background(), "testdata/records/proto", "../examples/calculator/proto")
+	if err != nil {
+		return nil, err
+	}
+	return c.Bytes, nil
+})
+
+func startStack(t testing.TB, opts ...stackOption) *stack {
+	t.Helper()
+	s := &stack{t: t, bus: startBus(t), logs: &logBuffer{}, rows: map[string]*ledgerv1.Event{}, client: &http.Client{Timeout: waitTimeout}}
+	personas, err := idp.LoadPersonas("testdata/personas.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.idp, err = idp.New(personas, idp.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if s.idpSrv, err = s.idp.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.idpSrv.Close() })
+
+	startRecordsService(t, s.bus.url)
+	startCalculator(t, s.bus.url)
+
+	data, err := fixtureCatalogue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cataloguePath := filepath.Join(dir, "catalogue.binpb")
+	writeFile(t, cataloguePath, data)
+	keyPath := filepath.Join(dir, "hash.key")
+	writeFile(t, keyPath, []byte("a test hash key of more than sixteen bytes\n"))
+
+	s.cfg = garmd.DefaultConfig()
+	s.cfg.Catalogue = cataloguePath
+	s.cfg.NATS = s.bus.url
+	s.cfg.Listen = "127.0.0.1:0"
+	s.cfg.AdminListen = "127.0.0.1:0"
+	s.cfg.Issuers = []string{s.idp.Issuer()}
+	s.cfg.JWKS = []string{s.idpSrv.JWKSURL()}
+	s.cfg.HashKeyFile = keyPath
+	s.cfg.LedgerStream = true
+	s.cfg.ToolTimeout = 5 * time.Second
+	s.cfg.Logger = slog.New(slog.NewJSONHandler(s.logs, nil))
+	for _, o := range opts {
+		o(&s.cfg)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stop = cancel
+	if s.daemon, err = garmd.New(ctx, s.cfg); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	s.url = "http://" + s.daemon.Addr().String()
+	s.adminURL = "http://" + s.daemon.AdminAddr().String()
+	s.done = make(chan error, 1)
+	go func() { s.done <- s.daemon.Run(ctx) }()
+	t.Cleanup(s.shutdown)
+	return s
+}
+
+// shutdown stops garmd and waits for Run to return.
+func (s *stack) shutdown() {
+	s.t.Helper()
+	if s.stop == nil {
+		return
+	}
+	s.stop()
+	s.stop = nil
+	select {
+	case err := <-s.done:
+		if err != nil {
+			s.t.Errorf("garmd stopped with %v", err)
+		}
+	case <-time.After(waitTimeout + s.cfg.ToolTimeout):
+		s.t.Error("garmd did not stop")
+	}
+}
+
+func writeFile(t testing.TB, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// token is a persona's token; "agent>user" is the agent acting for the user.
+func (s *stack) token(persona string) string {
+	s.t.Helper()
+	user, as := persona, ""
+	if i := strings.IndexByte(persona, '>'); i >= 0 {
+		as, user = persona[:i], persona[i+1:]
+	}
+	tok, err := s.idp.Token(user, as)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return tok
+}
+
+// answer is one HTTP answer.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (a *answer) eventID() string { return a.header.Get("Garm-Event-Id") }
+
+// post calls garmd with a bearer token (none when token is "") and a JSON
+// body; header adds or overrides headers.
+func (s *stack) post(path, token, body string, header ...string) *answer {
+	s.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.url+path, strings.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return s.do(req)
+}
+
+func (s *stack) do(req *http.Request) *answer {
+	s.t.Helper()
+	resp, err := s.client.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return &answer{status: resp.StatusCode, header: resp.Header, body: body}
+}
+
+// row waits for the ledger row with id to land on GARM_LEDGER.
+func (s *stack) row(id string) *ledgerv1.Event {
+	s.t.Helper()
+	if id == "" {
+		s.t.Fatal("the answer carries no Garm-Event-Id")
+	}
+	deadline := time.Now().Add(waitTimeout)
+	for time.Now().Before(deadline) {
+		s.readLedger()
+		s.ledgerMu.Lock()
+		e := s.rows[id]
+		s.ledgerMu.Unlock()
+		if e != nil {
+			return e
+		}
+	}
+	s.t.Fatalf("no ledger row %s within %s", id, waitTimeout)
+	return nil
+}
+
+// ledgerRows is every row read from GARM_LEDGER so far, in arrival order.
+func (s *stack) ledgerRows() []*ledgerv1.Event {
+	s.readLedger()
+	s.ledgerMu.Lock()
+	defer s.ledgerMu.Unlock()
+	out := make([]*ledgerv1.Event, len(s.order))
+	for i, id := range s.order {
+		out[i] = s.rows[id]
+	}
+	return out
+}
+
+func (s *stack) readLedger() {
+	s.t.Helper()
+	s.ledgerMu.Lock()
+	defer s.ledgerMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	if s.consumer == nil {
+		nc, err := nats.Connect(s.bus.url)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		s.t.Cleanup(nc.Close)
+		js, err := jetstream.New(nc)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		if s.consumer, err = js.OrderedConsumer(ctx, "GARM_LEDGER", jetstream.OrderedConsumerConfig{}); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	batch, err := s.consumer.Fetch(64, jetstream.FetchMaxWait(250*time.Millisecond))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for msg := range batch.Messages() {
+		var b ledgerv1.Batch
+		if err := proto.Unmarshal(msg.Data(), &b); err != nil {
+			s.t.Fatalf("a ledger message is not a Batch: %v", err)
+		}
+		for _, e := range b.GetEvents() {
+			if s.rows[e.GetEventId()] != nil {
+				s.t.Fatalf("ledger row %s recorded twice", e.GetEventId())
+			}
+			s.rows[e.GetEventId()] = e
+			s.order = append(s.order, e.GetEventId())
+		}
+	}
+	if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+		s.t.Fatal(err)
+	}
+}

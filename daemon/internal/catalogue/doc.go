@@ -1,0 +1,39 @@
+// Package catalogue is garmd's catalogue port: one loaded generation of the
+// catalogue artifact (SPEC 3.6, 7.2), the pointer that says which generation
+// is serving, and the mount allowlist that decides whether a generation may
+// serve at all under this garmd's configuration.
+//
+// A Generation is everything a call needs from the catalogue, computed once
+// when it loads and never per call: every tool as a call.Tool (route,
+// subject, policy, descriptors, plans, compartments numbered as bits), the
+// route table (a map, never a scan), and the numbering of the declared
+// compartments in sorted-name order, which principals are numbered by too.
+// Serving holds the current generation; a call reads it once and keeps that
+// generation for its whole life, so a reload never answers half a call.
+//
+// Loading refuses what artifact.Read refuses — an artifact over the size
+// ceiling, bytes that are not a catalogue, a vocabulary version this build
+// does not read, descriptors that do not resolve on their own, plans that
+// do not describe their messages, a taxonomy that misses a name — and, on
+// top of it, a catalogue with no tool or with more tools than the operator
+// allows. Mount refuses, listing every problem at once, a catalogue that
+// declares governance this garmd is not configured (or not built) to
+// enforce: approval grants without step 5, notification without --notify,
+// audit without a sink that keeps rows long enough, fail_closed without
+// audit, a tool at the listing's reserved path, and any tool whose answer
+// can carry a card, because card projection is not in this build.
+//
+// Why: a catalogue is the only way garmd learns its tools, so every
+// decision the chain makes is only as sound as the generation it reads.
+// Reading goes through the same checked reader the catalogue builder
+// writes with (catalogue-builder/artifact), so the two programs cannot
+// disagree about what an artifact means, and nothing is taken from the
+// process's global protobuf registry: the descriptors a tool is decoded
+// with are the artifact's own. A declaration that nothing in this process
+// would enforce is refused before anything is served (fail closed), rather
+// than served unenforced.
+//
+// Deliberately not here: fetching artifacts (files are read here; s3:// and
+// polling belong to whoever refreshes the catalogue), the visibility
+// decision (chain/visibility), and anything per call or per caller.
+package catalogue

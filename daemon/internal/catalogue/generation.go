@@ -1,0 +1,355 @@
+package catalogue
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/garm-dev/garm/catalogue-builder/artifact"
+	"github.com/garm-dev/garm/daemon/internal/call"
+	cataloguev1 "github.com/garm-dev/garm/gen/garm/catalogue/v1"
+	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"github.com/garm-dev/garm/protoc-gen-garm/compile"
+)
+
+// Options bound what a load accepts.
+type Options struct {
+	// MaxTools refuses a catalogue with more tools; 0 sets no limit
+	// (garmd's --max-tools).
+	MaxTools int
+}
+
+// Generation is one loaded catalogue: every tool as the chain uses it,
+// computed once. A Generation is never changed after Load returns, so any
+// number of calls may read it at once.
+type Generation struct {
+	// Digest is "sha256:" and the hex SHA-256 of the artifact's bytes.
+	Digest string
+	// Size is the artifact's length in bytes.
+	Size int
+	// Producer is the provenance's producer, e.g. "garm-catalogue/v0.3.0".
+	Producer string
+	// SchemaVersion is the annotation schema version the artifact was
+	// written for.
+	SchemaVersion uint32
+	// Catalogue is the artifact as read — taxonomy with descriptions,
+	// provenance, descriptor hashes, plans — less its descriptor set and
+	// field docs, released once loaded (descriptors are read from Tools,
+	// docs from the plans' schema descriptions). Read-only, like
+	// everything a generation holds.
+	Catalogue *cataloguev1.Catalogue
+
+	// Tools are every tool, sorted by FQN; Tools[i].Index is i.
+	Tools []*call.Tool
+	// Compartments are the declared compartment names, sorted: bit i of a
+	// call.Compartments numbered by this generation is Compartments[i].
+	Compartments []string
+	// ToolSets are the declared tool-set names, sorted.
+	ToolSets []string
+
+	routes map[string]*call.Tool
+	bits   map[string]call.Compartments
+}
+
+// Load reads and checks an artifact's bytes (artifact.Read) and builds the
+// generation they describe. It refuses, with a sentence naming what is
+// wrong, everything artifact.Read refuses, a catalogue with no tool, and
+// one with more tools than o.MaxTools when that is positive.
+func Load(data []byte, o Options) (*Generation, error) {
+	a, err := artifact.Read(data)
+	if err != nil {
+		return nil, refused(data, err)
+	}
+	tools := a.Tools()
+	switch {
+	case len(tools) == 0:
+		return nil, &LoadError{Digest: a.Digest, Reason: "it declares no tool; garmd serves a catalogue with at least one"}
+	case o.MaxTools > 0 && len(tools) > o.MaxTools:
+		return nil, &LoadError{Digest: a.Digest, Reason: fmt.Sprintf("it declares %d tools, more than the %d this garmd allows (--max-tools)", len(tools), o.MaxTools)}
+	}
+	g, err := build(a, tools)
+	if err != nil {
+		return nil, &LoadError{Digest: a.Digest, Reason: err.Error(), Err: err}
+	}
+	return g, nil
+}
+
+// LoadFile loads the artifact at path, refusing a file larger than
+// artifact.MaxSize before reading it whole.
+func LoadFile(path string, o Options) (*Generation, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading catalogue file %s: %w", path, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("reading catalogue file %s: %w", path, err)
+	}
+	if info.Size() > artifact.MaxSize {
+		return nil, fmt.Errorf("refusing catalogue file %s: it is %d bytes, larger than the %d MiB ceiling", path, info.Size(), artifact.MaxSize>>20)
+	}
+	// Sized from the file so a large artifact is not copied while growing;
+	// the limit still holds if the file grows while it is read.
+	buf := make([]byte, 0, info.Size()+1)
+	data, err := readAllInto(buf, io.LimitReader(f, artifact.MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading catalogue file %s: %w", path, err)
+	}
+	if len(data) > artifact.MaxSize {
+		return nil, fmt.Errorf("refusing catalogue file %s: it grew past the %d MiB ceiling while it was read", path, artifact.MaxSize>>20)
+	}
+	g, err := Load(data, o)
+	if err != nil {
+		return nil, fmt.Errorf("catalogue file %s: %w", path, err)
+	}
+	return g, nil
+}
+
+func readAllInto(buf []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, 4096)
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// LoadError is a refused load. Its message is one sentence for the
+// operator; Err, when set, is the reader's own error (an
+// *artifact.VersionError, for one).
+type LoadError struct {
+	// Digest is the refused artifact's, when its size allowed computing it.
+	Digest string
+	Reason string
+	Err    error
+}
+
+func (e *LoadError) Error() string {
+	if e.Digest == "" {
+		return "refusing catalogue: " + e.Reason
+	}
+	return "refusing catalogue " + e.Digest + ": " + e.Reason
+}
+
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// refused turns artifact.Read's refusal into garmd's sentence.
+func refused(data []byte, err error) error {
+	e := &LoadError{Reason: err.Error(), Err: err}
+	if len(data) <= artifact.MaxSize {
+		e.Digest = artifact.Digest(data)
+	}
+	if v := (*artifact.VersionError)(nil); errors.As(err, &v) {
+		e.Reason = fmt.Sprintf("it was written for annotation schema version %d and this build of garmd reads %d: upgrade garmd before adopting it", v.Version, artifact.SchemaVersion)
+	}
+	return e
+}
+
+// build computes everything a call needs from a checked artifact.
+func build(a *artifact.Artifact, tools []*compile.Tool) (*Generation, error) {
+	c := a.Catalogue
+	g := &Generation{
+		Digest:        a.Digest,
+		Size:          a.Size,
+		Producer:      c.GetProvenance().GetProducer(),
+		SchemaVersion: c.GetAnnotationSchemaVersion(),
+		Tools:         make([]*call.Tool, 0, len(tools)),
+		routes:        make(map[string]*call.Tool, len(tools)),
+	}
+	for _, d := range c.GetCompartments() {
+		g.Compartments = append(g.Compartments, d.GetName())
+	}
+	slices.Sort(g.Compartments)
+	g.Compartments = slices.Compact(g.Compartments)
+	if len(g.Compartments) > compile.MaxCompartments {
+		return nil, fmt.Errorf("it declares %d compartments; at most %d can be numbered", len(g.Compartments), compile.MaxCompartments)
+	}
+	g.bits = make(map[string]call.Compartments, len(g.Compartments))
+	for i, name := range g.Compartments {
+		g.bits[name] = 1 << i
+	}
+	for _, d := range c.GetToolSets() {
+		g.ToolSets = append(g.ToolSets, d.GetName())
+	}
+	slices.Sort(g.ToolSets)
+	g.ToolSets = slices.Compact(g.ToolSets)
+
+	rules := &ruleNumbering{g: g, memo: map[string]call.Compartments{}}
+	for _, t := range tools {
+		ct, err := g.newTool(a, t, rules)
+		if err != nil {
+			return nil, err
+		}
+		g.Tools = append(g.Tools, ct)
+	}
+	slices.SortFunc(g.Tools, func(x, y *call.Tool) int { return cmp.Compare(x.FQN, y.FQN) })
+	for i, t := range g.Tools {
+		t.Index = i
+		if i > 0 && g.Tools[i-1].FQN == t.FQN {
+			return nil, fmt.Errorf("two tools are named %s", t.FQN)
+		}
+		if other := g.routes[t.Method]; other != nil {
+			return nil, fmt.Errorf("tools %s and %s share the route %s", other.FQN, t.FQN, t.Method)
+		}
+		g.routes[t.Method] = t
+	}
+	// The descriptors now live in the artifact's registry, and each field's
+	// doc is already its schema fragment's description: neither the
+	// descriptor set nor field_docs is read again, so neither is held.
+	c.Files = nil
+	c.FieldDocs = nil
+	g.Catalogue = c
+	return g, nil
+}
+
+func (g *Generation) newTool(a *artifact.Artifact, t *compile.Tool, rules *ruleNumbering) (*call.Tool, error) {
+	pkg := string(t.Desc.ParentFile().Package())
+	in, out := t.Desc.Input(), t.Desc.Output()
+	ct := &call.Tool{
+		FQN:            t.FQN,
+		Name:           t.Name,
+		Package:        pkg,
+		Service:        string(t.Service.Desc.FullName()),
+		Method:         t.Method,
+		Subject:        t.Subject,
+		Verb:           t.Policy.GetVerb(),
+		MinClearance:   t.Policy.GetMinClearance(),
+		Sets:           sortedUnique(t.Policy.GetSets()),
+		Policy:         t.Policy,
+		Input:          in,
+		Output:         out,
+		InputPlan:      a.Plan(pkg, string(in.FullName())),
+		OutputPlan:     a.Plan(pkg, string(out.FullName())),
+		DescriptorHash: a.Catalogue.GetDescriptorHashes()[pkg],
+	}
+	if ct.InputPlan == nil || ct.OutputPlan == nil {
+		return nil, fmt.Errorf("tool %s has no plan for its input or output", t.FQN)
+	}
+	var err error
+	ct.CompartmentNames = sortedUnique(t.Policy.GetCompartments())
+	if ct.Compartments, err = g.number(ct.CompartmentNames); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", t.FQN, err)
+	}
+	if ct.InputRuleCompartments, err = rules.of(ct.InputPlan); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", t.FQN, err)
+	}
+	if ct.OutputRuleCompartments, err = rules.of(ct.OutputPlan); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", t.FQN, err)
+	}
+	return ct, nil
+}
+
+// ruleNumbering numbers the compartments of plan rules, sharing the result
+// between tools that use one plan twice (a message that is both an input
+// and an output) and between rules naming the same list.
+type ruleNumbering struct {
+	g     *Generation
+	memo  map[string]call.Compartments
+	plans map[*planv1.MessagePlan][]call.Compartments
+}
+
+func (r *ruleNumbering) of(plan *planv1.MessagePlan) ([]call.Compartments, error) {
+	if got, ok := r.plans[plan]; ok {
+		return got, nil
+	}
+	out := make([]call.Compartments, len(plan.GetRules()))
+	for i, rule := range plan.GetRules() {
+		if isBareOmit(rule.GetOnDeny()) {
+			rule.OnDeny = bareOmit
+		}
+		names := rule.GetCompartments()
+		if len(names) == 0 {
+			continue
+		}
+		key := strings.Join(names, "\x00")
+		set, ok := r.memo[key]
+		if !ok {
+			var err error
+			if set, err = r.g.number(names); err != nil {
+				return nil, fmt.Errorf("%s field %s: %w", plan.GetMessage(), rule.GetPath(), err)
+			}
+			r.memo[key] = set
+		}
+		out[i] = set
+	}
+	if r.plans == nil {
+		r.plans = map[*planv1.MessagePlan][]call.Compartments{}
+	}
+	r.plans[plan] = out
+	return out, nil
+}
+
+// bareOmit is the one omit redaction every generation's plans share. Most
+// rules of a catalogue resolve to omit, and each arrives as two messages of
+// its own; plans are never changed once loaded, so equal ones are shared.
+var bareOmit = &toolv1.Redaction{Kind: &toolv1.Redaction_Omit_{Omit: &toolv1.Redaction_Omit{}}}
+
+// isBareOmit reports whether r is an omit redaction and nothing else.
+func isBareOmit(r *toolv1.Redaction) bool {
+	omit := r.GetOmit()
+	return omit != nil && len(r.ProtoReflect().GetUnknown()) == 0 && len(omit.ProtoReflect().GetUnknown()) == 0
+}
+
+// number is the set of names, every one of which must be declared.
+func (g *Generation) number(names []string) (call.Compartments, error) {
+	var set call.Compartments
+	for _, n := range names {
+		bit, ok := g.bits[n]
+		if !ok {
+			return 0, fmt.Errorf("compartment %q is not declared", n)
+		}
+		set |= bit
+	}
+	return set, nil
+}
+
+// Route is the tool served at method ("/<package>.<Service>/<Method>"), or
+// nil when there is none.
+func (g *Generation) Route(method string) *call.Tool { return g.routes[method] }
+
+// CompartmentSet numbers names by this generation. kept are the declared
+// names, sorted and once each; dropped are the names this generation does
+// not declare, sorted and once each, for the caller to log.
+func (g *Generation) CompartmentSet(names []string) (set call.Compartments, kept, dropped []string) {
+	for _, n := range sortedUnique(names) {
+		if bit, ok := g.bits[n]; ok {
+			set |= bit
+			kept = append(kept, n)
+		} else {
+			dropped = append(dropped, n)
+		}
+	}
+	return set, kept, dropped
+}
+
+// CompartmentNames are the names of set's bits, sorted. Bits this
+// generation does not number are ignored.
+func (g *Generation) CompartmentNames(set call.Compartments) []string {
+	var out []string
+	for i, name := range g.Compartments {
+		if set&(1<<i) != 0 {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func sortedUnique(names []string) []string {
+	if len(names) == 0 {
+		return nil
+	}
+	return slices.Compact(slices.Sorted(slices.Values(names)))
+}

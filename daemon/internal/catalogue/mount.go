@@ -1,0 +1,145 @@
+package catalogue
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/garm-dev/garm/daemon/internal/call"
+	"github.com/garm-dev/garm/daemon/internal/deny"
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// ListingMethod is the route garmd answers itself with the listing (SPEC
+// 7.3, 7.6). No tool may be served there.
+const ListingMethod = "/garm.v1.ToolCatalogService/ListTools"
+
+// cardMessage is the message garmd projects by name (SPEC 3.4, 7.8).
+const cardMessage protoreflect.FullName = "garm.card.v1.Card"
+
+// Steps says which optional parts of the chain this garmd runs: what a
+// catalogue's declarations may rely on.
+type Steps struct {
+	// Grants is step 5: approval grants are configured (--grant-issuer).
+	Grants bool
+	// Notify is step 10 (--notify).
+	Notify bool
+	// AuditRetention is the audit sink's asserted retention
+	// (--audit-stream-retention): nil when there is no audit sink, 0 when
+	// the stream keeps rows indefinitely.
+	AuditRetention *time.Duration
+}
+
+// Mount decides whether g may serve under s: an allowlist over the
+// governance each tool declares (SPEC 7.2). It returns nil, or a
+// *deny.Misconfigured listing every problem, tools in FQN order, each
+// naming the tool, what it declares and what is missing.
+func Mount(g *Generation, s Steps) error {
+	var problems []string
+	for _, t := range g.Tools {
+		problems = append(problems, mountProblems(t, s)...)
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return &deny.Misconfigured{Problems: problems}
+}
+
+func mountProblems(t *call.Tool, s Steps) []string {
+	var out []string
+	add := func(format string, args ...any) {
+		out = append(out, fmt.Sprintf("tool %s ", t.FQN)+fmt.Sprintf(format, args...))
+	}
+	if t.Method == ListingMethod {
+		add("is declared at %s, the path garmd answers with its own listing; no tool is served there", ListingMethod)
+	}
+
+	switch mode := t.Policy.GetApproval().GetMode(); mode {
+	case toolv1.ToolPolicy_Approval_MODE_UNSPECIFIED, toolv1.ToolPolicy_Approval_MODE_NONE:
+	case toolv1.ToolPolicy_Approval_MODE_GRANT:
+		if !s.Grants {
+			add("declares approval %s, which needs approval grants (step 5), and no grant issuer is configured (--grant-issuer)", mode)
+		}
+	case toolv1.ToolPolicy_Approval_MODE_NOTIFY:
+		if !s.Notify {
+			add("declares approval %s, which needs notification (step 10), and --notify is off", mode)
+		}
+	default:
+		add("declares approval mode %d, which this build of garmd does not know how to enforce", int32(mode))
+	}
+
+	audit := t.Policy.GetAudit()
+	switch level := audit.GetLevel(); level {
+	case toolv1.ToolPolicy_Audit_LEVEL_UNSPECIFIED, toolv1.ToolPolicy_Audit_LEVEL_LEDGER:
+		if audit.GetFailClosed() {
+			add("declares fail_closed at %s; fail_closed needs LEVEL_AUDIT, the only level with a write-ahead to fail on", level)
+		}
+	case toolv1.ToolPolicy_Audit_LEVEL_AUDIT:
+		days := audit.GetRetainDays()
+		switch r := s.AuditRetention; {
+		case r == nil:
+			add("declares %s with retain_days %d, which needs an audit sink, and none is configured (--audit-stream-retention)", level, days)
+		case !retentionCovers(*r, days):
+			add("declares %s with retain_days %d, and the audit stream's asserted retention %s does not cover it (--audit-stream-retention must be 0, indefinite, or at least %dh)", level, days, *r, uint64(days)*24)
+		}
+	default:
+		add("declares audit level %d, which this build of garmd does not know how to enforce", int32(level))
+	}
+
+	if path, ok := reachesCard(t.Output); ok {
+		where := "is itself a card"
+		if path != "" {
+			where = "reaches " + string(cardMessage) + " at " + path
+		}
+		add("answers with %s, which %s; card projection is not in this build, so a tool that can answer with a card does not mount", t.Output.FullName(), where)
+	}
+	return out
+}
+
+// retentionCovers reports whether a stream asserting retention r keeps a
+// row for days days: 0 is indefinite, and nothing negative covers anything.
+func retentionCovers(r time.Duration, days uint32) bool {
+	if r == 0 {
+		return true
+	}
+	if r < 0 || uint64(days) > uint64(math.MaxInt64/int64(24*time.Hour)) {
+		return false
+	}
+	return r >= time.Duration(days)*24*time.Hour
+}
+
+// reachesCard reports whether md is a card or holds one at any depth —
+// through a message field, a list or a map's values — and the dotted path
+// of the first it finds ("" for md itself). Well-known types are values,
+// not trees, and hold no card.
+func reachesCard(md protoreflect.MessageDescriptor) (string, bool) {
+	seen := map[protoreflect.FullName]bool{}
+	var walk func(md protoreflect.MessageDescriptor, path []string) (string, bool)
+	walk = func(md protoreflect.MessageDescriptor, path []string) (string, bool) {
+		if md.FullName() == cardMessage {
+			return strings.Join(path, "."), true
+		}
+		if seen[md.FullName()] || strings.HasPrefix(string(md.FullName()), "google.protobuf.") {
+			return "", false
+		}
+		seen[md.FullName()] = true
+		fields := md.Fields()
+		for i := 0; i < fields.Len(); i++ {
+			fd := fields.Get(i)
+			child := fd.Message()
+			if fd.IsMap() {
+				child = fd.MapValue().Message()
+			}
+			if child == nil {
+				continue
+			}
+			if p, ok := walk(child, append(path, string(fd.Name()))); ok {
+				return p, true
+			}
+		}
+		return "", false
+	}
+	return walk(md, nil)
+}

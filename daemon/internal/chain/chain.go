@@ -1,0 +1,263 @@
+package chain
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/garm-dev/garm/daemon/internal/call"
+	"github.com/garm-dev/garm/daemon/internal/catalogue"
+	"github.com/garm-dev/garm/daemon/internal/chain/authn"
+	"github.com/garm-dev/garm/daemon/internal/chain/dispatch"
+	"github.com/garm-dev/garm/daemon/internal/chain/input"
+	rowstep "github.com/garm-dev/garm/daemon/internal/chain/ledger"
+	"github.com/garm-dev/garm/daemon/internal/chain/redact"
+	"github.com/garm-dev/garm/daemon/internal/chain/visibility"
+	"github.com/garm-dev/garm/daemon/internal/codec"
+	"github.com/garm-dev/garm/daemon/internal/deny"
+	"github.com/garm-dev/garm/daemon/internal/ledger"
+	"github.com/garm-dev/garm/daemon/internal/listing"
+	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
+)
+
+// ListToolsPath is the listing's route. It is not a tool, and a tool
+// declared at it never mounts.
+const ListToolsPath = "/garm.v1.ToolCatalogService/ListTools"
+
+// Config is what the chain runs with; every field is required unless it
+// says otherwise.
+type Config struct {
+	Serving  *catalogue.Serving
+	Authn    *authn.Authenticator
+	Input    *input.Checker
+	Redact   *redact.Redactor
+	Lister   *listing.Lister
+	Dispatch *dispatch.Dispatcher
+	Recorder ledger.Recorder
+	// ToolTimeout is the deadline of a call whose caller set none, and the
+	// ceiling on one it set.
+	ToolTimeout time.Duration
+	// Version is garmd's version, on every row.
+	Version string
+	// Observe, when set, is told how each call ended (for metrics); tool is
+	// "" when no visible tool was resolved.
+	Observe func(tool, outcome, code string, d time.Duration)
+	Logger  *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Chain runs calls.
+type Chain struct {
+	Config
+}
+
+// New is a chain over c.
+func New(c Config) *Chain {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Chain{Config: c}
+}
+
+// Request is one HTTP request as the chain needs it.
+type Request struct {
+	HTTPMethod string
+	// Path is the URL path: the route.
+	Path          string
+	Authorization string
+	// JSON is true when the body is protojson (Content-Type
+	// application/json); the answer uses the same encoding.
+	JSON bool
+	Body []byte
+	// TimeoutMs is the Garm-Timeout-Ms header.
+	TimeoutMs     string
+	Traceparent   string
+	Tracestate    string
+	CorrelationID string
+}
+
+// Response is what the caller is answered.
+type Response struct {
+	Status      int
+	Body        []byte
+	ContentType string
+	// EventID is the ledger row's id; empty when the call wrote no row (a
+	// successful listing).
+	EventID string
+	// Digest is the generation the call was decided against; empty when
+	// none was serving.
+	Digest string
+	// Challenge asks for a bearer token (WWW-Authenticate).
+	Challenge bool
+	// AllowPOST answers a method other than POST (Allow: POST).
+	AllowPOST bool
+}
+
+// state is one call's progress, read by Run's deferred completion.
+type state struct {
+	row      *ledgerv1.Event
+	tool     *call.Tool
+	noRecord bool
+}
+
+// Run takes one call through the chain. It always answers, and writes
+// exactly one ledger row unless the call was a successful listing.
+func (c *Chain) Run(ctx context.Context, req *Request) (resp *Response) {
+	start := c.Now()
+	eventID := rowstep.NewEventID(start)
+	st := &state{row: rowstep.Open(eventID, start, req.Path, c.Version)}
+	var err error
+	defer func() {
+		if p := recover(); p != nil {
+			err = deny.Fail(deny.Internal, "panic", fmt.Sprint("panic: ", p))
+			c.Logger.Error("garmd: a call panicked", "event_id", eventID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			resp = refusal(err)
+			st.noRecord = false
+		}
+		resp.Digest = st.row.CatalogueDigest
+		latency := c.Now().Sub(start)
+		if st.noRecord {
+			resp.EventID = ""
+		} else {
+			resp.EventID = eventID
+			rowstep.Finish(st.row, err, latency)
+			c.Recorder.Record(st.row)
+		}
+		if c.Observe != nil {
+			c.observe(st, err, latency)
+		}
+	}()
+	resp, err = c.run(ctx, req, st, start)
+	if err != nil {
+		resp = refusal(err)
+	}
+	return resp
+}
+
+func (c *Chain) observe(st *state, err error, latency time.Duration) {
+	tool := ""
+	if st.tool != nil {
+		tool = st.tool.FQN
+	}
+	code := ""
+	if err != nil {
+		code = deny.WireCode(err)
+	}
+	c.Observe(tool, deny.Outcome(err), code, latency)
+}
+
+func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Time) (*Response, error) {
+	if req.HTTPMethod != http.MethodPost {
+		return nil, deny.Deny(deny.MethodNotAllowed, "method "+req.HTTPMethod)
+	}
+	gen := c.Serving.Load() // pinned for the whole call
+	if gen == nil {
+		return nil, deny.Fail(deny.NoCatalogue, "no_catalogue", "no catalogue generation is serving")
+	}
+	st.row.CatalogueDigest = gen.Digest
+
+	// Step 1: authenticate.
+	p, err := c.Authn.Authenticate(ctx, req.Authorization, gen)
+	if err != nil {
+		return nil, err
+	}
+	rowstep.Principal(st.row, p)
+
+	if req.Path == ListToolsPath {
+		return c.list(gen, p, req, st)
+	}
+
+	// Step 2: route and visibility; an unknown route and an invisible tool
+	// answer the same.
+	tool := gen.Route(req.Path)
+	if tool == nil {
+		return nil, deny.Deny(deny.NotFound, "no tool is served at this route")
+	}
+	if gate := visibility.Check(p, tool); gate != visibility.Visible {
+		rowstep.Tool(st.row, tool)
+		return nil, deny.Deny(deny.NotFound, "tool "+tool.FQN+" is not visible: "+gate.String())
+	}
+	rowstep.Tool(st.row, tool)
+	st.tool = tool
+	in, err := codec.DecodeRequest(tool.Input, req.Body, req.JSON)
+	if err != nil {
+		return nil, deny.Deny(deny.InvalidArgument, err.Error())
+	}
+
+	// Step 3: input. (a) the write check; (b) protovalidate arrives with
+	// input validation.
+	idempotencyKey, err := c.Input.CheckWrites(p, tool, in)
+	if err != nil {
+		return nil, err
+	}
+
+	// Step 4 (instance authorization, pre) is reserved (SPEC 11).
+	// Step 5 (approval grant) arrives with grants; until then a MODE_GRANT
+	// tool does not mount, so no tool served here needs one.
+
+	// Step 6: dispatch.
+	deadline, err := dispatch.Deadline(start, req.TimeoutMs, c.ToolTimeout)
+	if err != nil {
+		return nil, err
+	}
+	hop := &dispatch.Hop{
+		CallID:         st.row.EventId,
+		CorrelationID:  correlationID(req.CorrelationID, st.row.EventId),
+		Deadline:       deadline,
+		Traceparent:    traceparent(req.Traceparent),
+		Tracestate:     tracestate(req.Tracestate),
+		IdempotencyKey: idempotencyKey,
+	}
+	st.row.CorrelationId = hop.CorrelationID
+	out, err := c.Dispatch.Call(ctx, tool, dispatch.Invocation(p, hop), in)
+	if err != nil {
+		return nil, err
+	}
+
+	// Step 7 (instance authorization, post) is reserved (SPEC 11).
+	// Step 8: redaction, the field plan for this caller's shape.
+	res, err := c.Redact.Apply(tool, p.Shape(), out)
+	if err != nil {
+		return nil, deny.Fail(deny.Internal, "redaction", err.Error())
+	}
+	st.row.RedactionCount, st.row.DisclosedCount, st.row.RedactionPlan = res.Count, res.Disclosed, res.Plan
+	body, err := codec.EncodeAnswer(out, req.JSON)
+	if err != nil {
+		return nil, deny.Fail(deny.Internal, "encode", "the answer did not encode: "+err.Error())
+	}
+	// Step 9 (the ledger) completes in Run's deferred function, on every
+	// path. Step 10 (notify) arrives with notify; until then a MODE_NOTIFY
+	// tool does not mount.
+	return &Response{Status: http.StatusOK, Body: body, ContentType: codec.ContentType(req.JSON)}, nil
+}
+
+func (c *Chain) list(gen *catalogue.Generation, p *call.Principal, req *Request, st *state) (*Response, error) {
+	audience, err := listing.ParseRequest(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	body, err := c.Lister.List(gen, p, audience)
+	if err != nil {
+		return nil, deny.Fail(deny.Internal, "listing", err.Error())
+	}
+	st.noRecord = true
+	return &Response{Status: http.StatusOK, Body: body, ContentType: "application/json"}, nil
+}
+
+func refusal(err error) *Response {
+	status, body := deny.Wire(err)
+	return &Response{
+		Status:      status,
+		Body:        body,
+		ContentType: "application/json",
+		Challenge:   status == http.StatusUnauthorized,
+		AllowPOST:   status == http.StatusMethodNotAllowed,
+	}
+}

@@ -1,0 +1,199 @@
+package listing
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/garm-dev/garm/daemon/internal/cache"
+	"github.com/garm-dev/garm/daemon/internal/call"
+	"github.com/garm-dev/garm/daemon/internal/catalogue"
+	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"github.com/garm-dev/garm/protoc-gen-garm/compile"
+)
+
+// generationCache is what one generation's listings reuse: the body's
+// prefix, each tool's row head (made on first listing), and the schemas
+// assembled per caller shape. Forgetting a generation forgets its shapes.
+type generationCache struct {
+	g      *catalogue.Generation
+	prefix []byte
+	rows   []atomic.Pointer[row]
+	shapes *cache.Map[call.Shape, *shapeCache]
+}
+
+// row is the part of a tool's entry that is the same for every caller.
+type row struct {
+	// head is the entry's JSON up to the input schema's value:
+	// `{"fqn":…,"guidance":{…},"input_schema":`.
+	head []byte
+	// audiences has bit a set for each audience a the tool admits.
+	audiences uint8
+}
+
+// shapeCache holds one caller shape's schemas within one generation, by
+// tool index, each assembled on first listing.
+type shapeCache struct {
+	schemas []atomic.Pointer[[]byte]
+	// sizeHint is the largest body listed for this shape, so the next one
+	// is allocated once.
+	sizeHint atomic.Int64
+}
+
+func newGenerationCache(g *catalogue.Generation, shapes int) *generationCache {
+	digest, _ := json.Marshal(g.Digest)
+	prefix := append([]byte(`{"catalogue_digest":`), digest...)
+	return &generationCache{
+		g:      g,
+		prefix: append(prefix, `,"tools":[`...),
+		rows:   make([]atomic.Pointer[row], len(g.Tools)),
+		shapes: cache.New[call.Shape, *shapeCache](shapes),
+	}
+}
+
+// shape is s's schemas, made empty on first use.
+func (gc *generationCache) shape(s call.Shape) *shapeCache {
+	if sc, ok := gc.shapes.Get(s); ok {
+		return sc
+	}
+	return gc.shapes.Put(s, &shapeCache{schemas: make([]atomic.Pointer[[]byte], len(gc.g.Tools))})
+}
+
+// row is tool i's row, made once.
+func (gc *generationCache) row(i int) (*row, error) {
+	if r := gc.rows[i].Load(); r != nil {
+		return r, nil
+	}
+	r, err := newRow(gc.g.Tools[i])
+	if err != nil {
+		return nil, err
+	}
+	gc.rows[i].CompareAndSwap(nil, r)
+	return gc.rows[i].Load(), nil
+}
+
+// schema is t's input schema for shape, assembled once.
+func (sc *shapeCache) schema(t *call.Tool, shape call.Shape, assembled *atomic.Uint64) ([]byte, error) {
+	if t.Index < 0 || t.Index >= len(sc.schemas) {
+		return nil, fmt.Errorf("listing: tool %s is not of the generation being listed", t.FQN)
+	}
+	slot := &sc.schemas[t.Index]
+	if s := slot.Load(); s != nil {
+		return *s, nil
+	}
+	s, err := InputSchema(t, shape)
+	if err != nil {
+		return nil, err
+	}
+	assembled.Add(1)
+	slot.CompareAndSwap(nil, &s)
+	return *slot.Load(), nil
+}
+
+// InputSchema is t's input schema as a caller of shape is shown it: the
+// rules the caller may write (clearance and compartments), less any the
+// runner supplies, each denied message field taking its subtree with it.
+func InputSchema(t *call.Tool, shape call.Shape) ([]byte, error) {
+	rules := t.InputPlan.GetRules()
+	if len(t.InputRuleCompartments) != len(rules) {
+		return nil, fmt.Errorf("listing: tool %s has %d input rules and %d rule compartment sets", t.FQN, len(rules), len(t.InputRuleCompartments))
+	}
+	shown := make(map[*planv1.FieldRule]bool, len(rules))
+	for i, r := range rules {
+		writable := call.Allows(shape.Clearance, r.GetWrite()) && shape.Compartments.Covers(t.InputRuleCompartments[i])
+		shown[r] = writable && !r.GetRunnerSourced()
+	}
+	s, err := compile.AssembleSchema(t.InputPlan, func(r *planv1.FieldRule) bool { return shown[r] })
+	if err != nil {
+		return nil, fmt.Errorf("listing: tool %s: %w", t.FQN, err)
+	}
+	return s, nil
+}
+
+// rowHead is a row's caller-independent fields, in the order SPEC 7.6
+// writes them; input_schema follows.
+type rowHead struct {
+	FQN            string   `json:"fqn"`
+	Method         string   `json:"method"`
+	Title          string   `json:"title"`
+	Description    string   `json:"description"`
+	Verb           string   `json:"verb"`
+	Sets           []string `json:"sets"`
+	Audience       []string `json:"audience"`
+	ApprovalMode   string   `json:"approval_mode"`
+	MaterialFields []string `json:"material_fields"`
+	Guidance       guidance `json:"guidance"`
+}
+
+type guidance struct {
+	WhenToUse    string `json:"when_to_use"`
+	WhenNotToUse string `json:"when_not_to_use"`
+	OnError      string `json:"on_error"`
+}
+
+func newRow(t *call.Tool) (*row, error) {
+	p := t.Policy
+	head := rowHead{
+		FQN:            t.FQN,
+		Method:         t.Method,
+		Title:          p.GetTitle(),
+		Description:    p.GetDescription(),
+		Verb:           t.Verb.String(),
+		Sets:           nonNil(t.Sets),
+		Audience:       []string{},
+		ApprovalMode:   p.GetApproval().GetMode().String(),
+		MaterialFields: nonNil(p.GetApproval().GetMaterialFields()),
+		Guidance: guidance{
+			WhenToUse:    p.GetGuidance().GetWhenToUse(),
+			WhenNotToUse: p.GetGuidance().GetWhenNotToUse(),
+			OnError:      p.GetGuidance().GetOnError(),
+		},
+	}
+	for _, a := range p.GetAudience() {
+		head.Audience = append(head.Audience, a.String())
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(head); err != nil {
+		return nil, fmt.Errorf("listing: tool %s: %w", t.FQN, err)
+	}
+	b := bytes.TrimSuffix(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("}"))
+	return &row{head: append(b, `,"input_schema":`...), audiences: admitted(p.GetAudience())}, nil
+}
+
+// admitted is the set of audiences a declaration admits: AGENT when it
+// declares none, and AUDIENCE_UNSPECIFIED reads as AGENT. A number this
+// build has no name for admits nobody.
+func admitted(declared []toolv1.Audience) uint8 {
+	if len(declared) == 0 {
+		bit, _ := audienceBit(toolv1.Audience_AUDIENCE_AGENT)
+		return bit
+	}
+	var set uint8
+	for _, a := range declared {
+		bit, _ := audienceBit(a)
+		set |= bit
+	}
+	return set
+}
+
+// audienceBit is a's bit; AUDIENCE_UNSPECIFIED is AGENT's.
+func audienceBit(a toolv1.Audience) (uint8, bool) {
+	switch a {
+	case toolv1.Audience_AUDIENCE_UNSPECIFIED:
+		return 1 << toolv1.Audience_AUDIENCE_AGENT, true
+	case toolv1.Audience_AUDIENCE_AGENT, toolv1.Audience_AUDIENCE_PERSON, toolv1.Audience_AUDIENCE_RUNNER:
+		return 1 << a, true
+	}
+	return 0, false
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

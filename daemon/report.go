@@ -1,0 +1,161 @@
+package garmd
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"strings"
+
+	"github.com/garm-dev/garm/daemon/internal/catalogue"
+)
+
+// Report is what garmd says at startup about what it is and will do (SPEC
+// 7.1): the catalogue it serves, where it listens, whom it trusts, where the
+// ledger goes, how the catalogue is refreshed, and which optional steps are
+// on — with the declarations that therefore refuse to mount.
+type Report struct {
+	Version   string
+	Catalogue catalogueReport
+	Tools     []toolReport
+	Listen    string
+	Admin     string
+	Bus       string
+	Issuers   []issuerReport
+	Ledger    string
+	Refresh   string
+	Steps     []string
+	Refuses   []string
+}
+
+type catalogueReport struct {
+	Path, Digest, Producer string
+	SchemaVersion          uint32
+	Compartments, ToolSets int
+	Size                   int
+	HeapBytes              uint64
+}
+
+type toolReport struct{ FQN, Verb string }
+
+type issuerReport struct{ Issuer, JWKS string }
+
+// stepsOff and refusedDeclarations say what this build leaves out.
+var (
+	stepsOff = []string{
+		"approval grants (step 5): not in this build",
+		"notify (step 10): not in this build",
+		"audit sink: not in this build",
+	}
+	refusedDeclarations = []string{
+		"approval.mode MODE_GRANT (needs step 5)",
+		"approval.mode MODE_NOTIFY (needs notify)",
+		"audit.level LEVEL_AUDIT and audit.fail_closed (need an audit sink)",
+		"answers that carry garm.card.v1.Card (card projection is not in this build)",
+	}
+)
+
+func catalogueSummary(path string, gen *catalogue.Generation, heap uint64) catalogueReport {
+	return catalogueReport{
+		Path:          path,
+		Digest:        gen.Digest,
+		Producer:      gen.Producer,
+		SchemaVersion: gen.SchemaVersion,
+		Compartments:  len(gen.Compartments),
+		ToolSets:      len(gen.ToolSets),
+		Size:          gen.Size,
+		HeapBytes:     heap,
+	}
+}
+
+func toolsOf(gen *catalogue.Generation) []toolReport {
+	out := make([]toolReport, len(gen.Tools))
+	for i, t := range gen.Tools {
+		out[i] = toolReport{FQN: t.FQN, Verb: t.Verb.String()}
+	}
+	return out
+}
+
+func newReport(d *Daemon, gen *catalogue.Generation, heap uint64) *Report {
+	r := &Report{
+		Version:   Version(),
+		Catalogue: catalogueSummary(d.cfg.Catalogue, gen, heap),
+		Tools:     toolsOf(gen),
+		Listen:    "http://" + d.plane.Addr().String(),
+		Admin:     "http://" + d.adminL.Addr().String(),
+		Bus:       d.cfg.NATS,
+		Ledger:    "log lines (garm.ledger) on garmd's log",
+		Refresh:   "read once from a file at start; restart garmd to serve another catalogue",
+		Steps:     stepsOff,
+		Refuses:   refusedDeclarations,
+	}
+	if d.cfg.LedgerStream {
+		r.Ledger = "JetStream stream GARM_LEDGER (batched), falling back to log lines"
+	}
+	for i, iss := range d.cfg.Issuers {
+		r.Issuers = append(r.Issuers, issuerReport{Issuer: iss, JWKS: d.cfg.JWKS[i]})
+	}
+	return r
+}
+
+// log writes the report as structured lines.
+func (r *Report) log(l *slog.Logger) {
+	c := r.Catalogue
+	l.Info("garmd: starting", "version", r.Version)
+	l.Info("garmd: catalogue", "path", c.Path, "digest", c.Digest, "producer", c.Producer,
+		"schema_version", c.SchemaVersion, "compartments", c.Compartments, "tool_sets", c.ToolSets,
+		"artifact_bytes", c.Size, "heap_bytes", c.HeapBytes, "tools", len(r.Tools), "refresh", r.Refresh)
+	for _, t := range r.Tools {
+		l.Info("garmd: tool", "fqn", t.FQN, "verb", t.Verb)
+	}
+	l.Info("garmd: listening", "tool_plane", r.Listen, "admin", r.Admin, "bus", r.Bus)
+	for _, iss := range r.Issuers {
+		l.Info("garmd: trusted issuer", "issuer", iss.Issuer, "jwks", iss.JWKS)
+	}
+	l.Info("garmd: ledger", "to", r.Ledger)
+	l.Info("garmd: optional steps", "off", strings.Join(r.Steps, "; "))
+	l.Info("garmd: these declarations refuse to mount", "declarations", strings.Join(r.Refuses, "; "))
+}
+
+// heapInUse is the live heap after a collection: measured around a load, it
+// approximates what the loaded generation holds.
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// CheckConfig is what `garmd check` takes.
+type CheckConfig struct {
+	Catalogue string
+	MaxTools  int
+}
+
+// Check loads and mounts a catalogue the way `garmd serve` would, with no
+// bus and no listener, and writes whether it would mount and what it would
+// serve. A catalogue that would not mount is the returned error, naming
+// every refusal.
+func Check(w io.Writer, c CheckConfig) error {
+	before := heapInUse()
+	gen, err := catalogue.LoadFile(c.Catalogue, catalogue.Options{MaxTools: c.MaxTools})
+	if err != nil {
+		return fmt.Errorf("catalogue %s does not load: %w", c.Catalogue, err)
+	}
+	heap := heapInUse()
+	heap -= min(before, heap)
+	s := catalogueSummary(c.Catalogue, gen, heap)
+	fmt.Fprintf(w, "catalogue %s\n  digest %s\n  producer %s, annotation schema version %d\n  %d compartments, %d tool sets, %d bytes, about %.1f MiB of heap\n",
+		s.Path, s.Digest, s.Producer, s.SchemaVersion, s.Compartments, s.ToolSets, s.Size, float64(s.HeapBytes)/(1<<20))
+	fmt.Fprintf(w, "%d tools:\n", len(gen.Tools))
+	for _, t := range toolsOf(gen) {
+		fmt.Fprintf(w, "  %s %s\n", t.FQN, t.Verb)
+	}
+	fmt.Fprintf(w, "optional steps:\n  %s\n", strings.Join(stepsOff, "\n  "))
+	if err := catalogue.Mount(gen, mountedSteps); err != nil {
+		fmt.Fprintln(w, "would NOT mount")
+		return fmt.Errorf("catalogue %s would not mount: %w", c.Catalogue, err)
+	}
+	fmt.Fprintln(w, "would mount")
+	return nil
+}

@@ -1,0 +1,317 @@
+package garmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/garm-dev/garm/daemon/internal/admin"
+	"github.com/garm-dev/garm/daemon/internal/catalogue"
+	"github.com/garm-dev/garm/daemon/internal/chain"
+	"github.com/garm-dev/garm/daemon/internal/chain/authn"
+	"github.com/garm-dev/garm/daemon/internal/chain/dispatch"
+	"github.com/garm-dev/garm/daemon/internal/chain/input"
+	"github.com/garm-dev/garm/daemon/internal/chain/redact"
+	"github.com/garm-dev/garm/daemon/internal/ledger"
+	ledgerjs "github.com/garm-dev/garm/daemon/internal/ledger/jetstream"
+	"github.com/garm-dev/garm/daemon/internal/ledger/logsink"
+	"github.com/garm-dev/garm/daemon/internal/listing"
+	"github.com/garm-dev/garm/daemon/internal/metrics"
+	"github.com/garm-dev/garm/daemon/internal/toolplane"
+	"github.com/garm-dev/garm/daemon/internal/transport/natsbus"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Timeouts of the daemon's own housekeeping.
+const (
+	// connectTimeout bounds the first connection to the bus.
+	connectTimeout = 10 * time.Second
+	// drainGrace is added to the tool timeout when waiting for in-flight
+	// calls at shutdown: every call is bounded by its deadline, so they all
+	// end within the tool timeout; the grace covers writing the answers.
+	drainGrace = 5 * time.Second
+	// flushTimeout bounds the ledger's flush at shutdown.
+	flushTimeout = 10 * time.Second
+)
+
+// Cache sizes, in entries.
+const (
+	tokenCacheSize  = 10_000
+	resolutionCache = 4_096
+)
+
+// Daemon is a garmd that has loaded its catalogue, connected to the bus and
+// bound its listeners, ready to Run.
+type Daemon struct {
+	cfg     Config
+	logger  *slog.Logger
+	serving *catalogue.Serving
+	nc      *nats.Conn
+	// busClosed is closed when the bus connection is closed for good.
+	busClosed chan struct{}
+	recorder  ledger.Recorder
+	metrics   *metrics.Metrics
+	plane     net.Listener
+	adminL    net.Listener
+	planeSrv  *http.Server
+	adminH    http.Handler
+	stopping  atomic.Bool
+	report    *Report
+}
+
+// Serve runs garmd with cfg until ctx is done, then shuts down (SPEC 7.11).
+func Serve(ctx context.Context, cfg Config) error {
+	d, err := New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	return d.Run(ctx)
+}
+
+// New validates cfg, loads and mounts the catalogue, connects to the bus,
+// checks the streams it will write, binds both listeners and logs the
+// startup report. Nothing is served until Run.
+func New(ctx context.Context, cfg Config) (*Daemon, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	d := &Daemon{cfg: cfg, logger: logger, serving: new(catalogue.Serving)}
+	if err := d.open(ctx); err != nil {
+		d.closeAll()
+		return nil, err
+	}
+	return d, nil
+}
+
+// open does New's work; on an error, New releases what it opened.
+func (d *Daemon) open(ctx context.Context) error {
+	cfg, logger := d.cfg, d.logger
+
+	before := heapInUse()
+	gen, err := loadAndMount(cfg.Catalogue, cfg.MaxTools)
+	if err != nil {
+		return err
+	}
+	heap := heapInUse()
+	heap -= min(before, heap)
+	d.serving.Store(gen)
+
+	d.busClosed = make(chan struct{})
+	if d.nc, err = connect(cfg.NATS, d.busClosed); err != nil {
+		return err
+	}
+	if err := d.openLedger(ctx); err != nil {
+		return err
+	}
+
+	issuers := make([]authn.Issuer, len(cfg.Issuers))
+	for i, iss := range cfg.Issuers {
+		issuers[i] = authn.Issuer{Name: iss, JWKSURL: cfg.JWKS[i]}
+	}
+	authenticator, err := authn.New(authn.Config{
+		Issuers:   issuers,
+		Audience:  cfg.Audience,
+		CacheSize: tokenCacheSize,
+		Logger:    logger,
+	})
+	if err != nil {
+		return err
+	}
+	d.metrics = metrics.New(Version(), metrics.Sources{Ledger: d.ledgerCounts(), TokenCache: authenticator.CacheCounts})
+	d.metrics.SetCatalogue(gen.Digest, gen.Producer)
+
+	ch := chain.New(chain.Config{
+		Serving:     d.serving,
+		Authn:       authenticator,
+		Input:       input.NewChecker(resolutionCache),
+		Redact:      redact.New(resolutionCache),
+		Lister:      listing.New(listing.Options{}),
+		Dispatch:    dispatch.New(natsbus.New(d.nc)),
+		Recorder:    d.recorder,
+		ToolTimeout: cfg.ToolTimeout,
+		Version:     Version(),
+		Observe:     d.metrics.ObserveCall,
+		Logger:      logger,
+	})
+	d.planeSrv = &http.Server{
+		Handler:           toolplane.Handler(ch),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	d.adminH = admin.Handler(admin.Config{Ready: d.ready, Metrics: d.metrics.Handler(), Logger: logger})
+
+	if d.plane, err = net.Listen("tcp", cfg.Listen); err != nil {
+		return fmt.Errorf("--listen %s: %w", cfg.Listen, err)
+	}
+	if d.adminL, err = admin.Listen(cfg.AdminListen); err != nil {
+		return fmt.Errorf("--admin-listen %s: %w", cfg.AdminListen, err)
+	}
+	for name, l := range map[string]net.Listener{"--listen": d.plane, "--admin-listen": d.adminL} {
+		if !admin.IsLoopback(l.Addr()) {
+			logger.Warn("garmd: listening beyond loopback", "flag", name, "addr", l.Addr().String())
+		}
+	}
+	d.report = newReport(d, gen, heap)
+	d.report.log(logger)
+	return nil
+}
+
+func loadAndMount(path string, maxTools int) (*catalogue.Generation, error) {
+	gen, err := catalogue.LoadFile(path, catalogue.Options{MaxTools: maxTools})
+	if err != nil {
+		return nil, fmt.Errorf("catalogue %s: %w", path, err)
+	}
+	if err := catalogue.Mount(gen, mountedSteps); err != nil {
+		return nil, fmt.Errorf("catalogue %s (%s) does not mount: %w", path, gen.Digest, err)
+	}
+	return gen, nil
+}
+
+// mountedSteps are the optional steps this build runs: none yet.
+var mountedSteps = catalogue.Steps{}
+
+func connect(url string, closed chan struct{}) (*nats.Conn, error) {
+	nc, err := nats.Connect(url,
+		nats.ClosedHandler(func(*nats.Conn) { close(closed) }),
+		nats.Name("garmd"),
+		nats.Timeout(connectTimeout),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250*time.Millisecond),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("--nats %s: %w", url, err)
+	}
+	return nc, nil
+}
+
+func (d *Daemon) openLedger(ctx context.Context) error {
+	if !d.cfg.LedgerStream {
+		d.recorder = logsink.New(d.logger)
+		return nil
+	}
+	js, err := jetstream.New(d.nc)
+	if err != nil {
+		return fmt.Errorf("--ledger-stream: %w", err)
+	}
+	checkCtx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	if err := ledgerjs.CheckStream(checkCtx, js); err != nil {
+		return fmt.Errorf("--ledger-stream: %w", err)
+	}
+	r, err := ledgerjs.New(js, ledgerjs.Options{Logger: d.logger})
+	if err != nil {
+		return fmt.Errorf("--ledger-stream: %w", err)
+	}
+	d.recorder = r
+	return nil
+}
+
+func (d *Daemon) ledgerCounts() *ledger.Counts {
+	switch r := d.recorder.(type) {
+	case *ledgerjs.Recorder:
+		return r.Counts()
+	case *logsink.Recorder:
+		return r.Counts()
+	}
+	return nil
+}
+
+// Addr is the tool plane's bound address.
+func (d *Daemon) Addr() net.Addr { return d.plane.Addr() }
+
+// AdminAddr is the admin listener's bound address.
+func (d *Daemon) AdminAddr() net.Addr { return d.adminL.Addr() }
+
+// ready is /readyz: a generation is serving, the bus is connected, and
+// garmd is not shutting down.
+func (d *Daemon) ready() error {
+	switch {
+	case d.stopping.Load():
+		return errors.New("shutting down")
+	case d.serving.Load() == nil:
+		return errors.New("no catalogue generation is serving")
+	case !d.nc.IsConnected():
+		return errors.New("not connected to the bus")
+	}
+	return nil
+}
+
+// Run serves until ctx is done, then shuts down in SPEC 7.11's order: the
+// tool plane stops accepting, calls in flight finish (each bounded by its
+// deadline), the ledger flushes, the bus closes, the admin listener goes
+// last so readiness says "shutting down" throughout.
+func (d *Daemon) Run(ctx context.Context) error {
+	adminCtx, stopAdmin := context.WithCancel(context.WithoutCancel(ctx))
+	adminDone := make(chan error, 1)
+	go func() { adminDone <- admin.Serve(adminCtx, d.adminL, d.adminH) }()
+	planeDone := make(chan error, 1)
+	go func() { planeDone <- d.planeSrv.Serve(d.plane) }()
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-planeDone:
+		err = fmt.Errorf("the tool plane stopped: %w", err)
+	}
+	d.stopping.Store(true)
+	d.logger.Info("garmd: shutting down: no new calls; waiting for calls in flight")
+
+	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cfg.ToolTimeout+drainGrace)
+	if shutdownErr := d.planeSrv.Shutdown(drainCtx); shutdownErr != nil {
+		d.logger.Error("garmd: calls were still in flight when the drain ended", "err", shutdownErr)
+	}
+	cancel()
+	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+	if closeErr := d.recorder.Close(flushCtx); closeErr != nil {
+		d.logger.Error("garmd: the ledger did not flush whole", "err", closeErr)
+	}
+	cancel()
+	d.closeBus()
+	stopAdmin()
+	<-adminDone
+	d.logger.Info("garmd: stopped")
+	return err
+}
+
+// closeAll releases what New opened when it fails part way.
+func (d *Daemon) closeAll() {
+	if d.plane != nil {
+		d.plane.Close()
+	}
+	if d.adminL != nil {
+		d.adminL.Close()
+	}
+	if d.recorder != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+		_ = d.recorder.Close(ctx)
+		cancel()
+	}
+	if d.nc != nil {
+		d.nc.Close()
+	}
+}
+
+// closeBus drains the bus connection and waits, bounded, until it is closed.
+func (d *Daemon) closeBus() {
+	if err := d.nc.Drain(); err != nil {
+		d.nc.Close()
+	}
+	select {
+	case <-d.busClosed:
+	case <-time.After(flushTimeout):
+		d.nc.Close()
+	}
+}

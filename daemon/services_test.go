@@ -1,0 +1,146 @@
+package garmd_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/garm-dev/garm/catalogue-builder/artifact"
+	"github.com/garm-dev/garm/examples/calculator/calculator"
+	calcv1 "github.com/garm-dev/garm/examples/calculator/gen/calc/v1"
+	"github.com/garm-dev/garm/runtime/garmtool"
+	"github.com/garm-dev/garm/runtime/toolbind"
+	"github.com/garm-dev/garm/runtime/wire"
+	"github.com/nats-io/nats.go"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
+)
+
+// Values of the record the records service answers with. The secrets must
+// never reach a caller who may not read them.
+const (
+	recordName       = "Ada Lovelace"
+	recordEmail      = "ada.secret@corp.example"
+	recordNationalID = "NI-SECRET-1815"
+	recordCity       = "London"
+	recordStreet     = "12 Secret Street"
+)
+
+// runService serves svc on the bus until the test ends.
+func runService(t testing.TB, url string, svc *garmtool.Service) {
+	t.Helper()
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx, nc) }()
+	select {
+	case <-svc.Ready():
+	case err := <-done:
+		t.Fatalf("the service did not start: %v", err)
+	case <-time.After(waitTimeout):
+		t.Fatal("the service did not start in time")
+	}
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		nc.Close()
+	})
+}
+
+func startCalculator(t testing.TB, url string) {
+	t.Helper()
+	svc := garmtool.New("calc", "0.1.0", garmtool.WithDrainTimeout(time.Second))
+	if err := calcv1.ServeCalculator(svc, calculator.Calculator{}); err != nil {
+		t.Fatal(err)
+	}
+	runService(t, url, svc)
+}
+
+// startRecordsService serves the records fixture's Records service from the
+// catalogue's own descriptors, with dynamic messages: a real tool service on
+// the bus, without generated code.
+func startRecordsService(t testing.TB, url string) {
+	t.Helper()
+	data, err := fixtureCatalogue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := artifact.Read(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := garmtool.New("records", "0.1.0", garmtool.WithDrainTimeout(time.Second))
+	for _, tool := range a.Tools() {
+		if tool.Service.Desc.FullName() != "fix.v1.Records" {
+			continue
+		}
+		in, out := tool.Desc.Input(), tool.Desc.Output()
+		ref := toolbind.ToolRef{
+			FQN: tool.FQN, Subject: tool.Subject, Method: tool.Method, Service: string(tool.Service.Desc.FullName()),
+			ContractVersion: "test", DescriptorHash: a.Catalogue.GetDescriptorHashes()["fix.v1"],
+		}
+		h := recordsHandler(string(tool.Desc.Name()), out)
+		if err := svc.Endpoint(ref, func() proto.Message { return dynamicpb.NewMessage(in) }, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runService(t, url, svc)
+}
+
+func recordsHandler(method string, out protoreflect.MessageDescriptor) toolbind.Handler {
+	return func(ctx context.Context, req proto.Message) (proto.Message, error) {
+		in := req.ProtoReflect()
+		res := dynamicpb.NewMessage(out)
+		switch method {
+		case "GetRecord":
+			fillRecord(res, str(in, "id"))
+		case "Rename":
+			fillRecord(res, str(in, "id"))
+			set(res, "name", str(in, "name"))
+		case "Refuse":
+			return nil, &toolbind.CodedError{Code: str(in, "code"), Message: str(in, "message")}
+		case "Stall":
+			ms := in.Get(in.Descriptor().Fields().ByName("ms")).Uint()
+			select {
+			case <-time.After(time.Duration(ms) * time.Millisecond):
+			case <-ctx.Done():
+				return nil, errors.New("stalled past the deadline")
+			}
+		case "Echo":
+			inv, err := protojson.Marshal(wire.InvocationFrom(ctx))
+			if err != nil {
+				return nil, err
+			}
+			set(res, "text", str(in, "text"))
+			set(res, "invocation_json", string(inv))
+		}
+		return res, nil
+	}
+}
+
+func fillRecord(m *dynamicpb.Message, id string) {
+	set(m, "id", id)
+	set(m, "name", recordName)
+	set(m, "email", recordEmail)
+	set(m, "national_id", recordNationalID)
+	fd := m.Descriptor().Fields().ByName("addresses")
+	list := m.Mutable(fd).List()
+	addr := dynamicpb.NewMessage(fd.Message())
+	set(addr, "city", recordCity)
+	set(addr, "street", recordStreet)
+	list.Append(protoreflect.ValueOfMessage(addr))
+}
+
+func str(m protoreflect.Message, name protoreflect.Name) string {
+	return m.Get(m.Descriptor().Fields().ByName(name)).String()
+}
+
+func set(m protoreflect.Message, name protoreflect.Name, v string) {
+	m.Set(m.Descriptor().Fields().ByName(name), protoreflect.ValueOfString(v))
+}
