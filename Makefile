@@ -67,6 +67,11 @@ garm-catalogue: ## Build the garm-catalogue command from this tree into .tmp/bin
 	@mkdir -p $(BIN)
 	go build -o $(BIN)/garm-catalogue ./catalogue-builder/cmd/garm-catalogue
 
+.PHONY: garmd
+garmd: ## Build the garmd daemon from this tree into .tmp/bin.
+	@mkdir -p $(BIN)
+	go build -o $(BIN)/garmd ./daemon/cmd/garmd
+
 .PHONY: catalogue
 catalogue: garm-catalogue ## Build the calculator's catalogue artifact into .tmp/catalogue/.
 	@mkdir -p $(CURDIR)/.tmp/catalogue

@@ -73,6 +73,12 @@ func (c Config) Validate() error {
 		add("--catalogue is required: the catalogue artifact to serve")
 	case strings.HasPrefix(c.Catalogue, "s3://"):
 		add("--catalogue %s: s3:// catalogues are not in this build of garmd; give a file path", c.Catalogue)
+	default:
+		if info, err := os.Stat(c.Catalogue); err != nil {
+			add("--catalogue: %v", err)
+		} else if !info.Mode().IsRegular() {
+			add("--catalogue %s is not a file", c.Catalogue)
+		}
 	}
 	if u, err := url.Parse(c.NATS); err != nil || u.Host == "" || (u.Scheme != "nats" && u.Scheme != "tls") {
 		add("--nats %q is not a nats:// or tls:// URL", c.NATS)
