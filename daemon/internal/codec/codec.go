@@ -25,11 +25,17 @@ func ContentType(json bool) string {
 	return "application/proto"
 }
 
+// Required fields (proto2) are checked once, when the caller's request is
+// decoded; re-encoding that request for the hop, and the tool's answer, skip
+// the check (AllowPartial), which on dynamic messages costs a walk and
+// several allocations per call. A tool's own runtime checks what it
+// receives.
 var (
 	jsonIn  = protojson.UnmarshalOptions{DiscardUnknown: false}
-	jsonOut = protojson.MarshalOptions{}
+	jsonOut = protojson.MarshalOptions{AllowPartial: true}
 	binIn   = proto.UnmarshalOptions{DiscardUnknown: false}
-	replyIn = proto.UnmarshalOptions{DiscardUnknown: true}
+	binOut  = proto.MarshalOptions{AllowPartial: true}
+	replyIn = proto.UnmarshalOptions{DiscardUnknown: true, AllowPartial: true}
 )
 
 // DecodeRequest decodes body into a new message of md. An empty body is the
@@ -79,7 +85,7 @@ func unmarshal(o proto.UnmarshalOptions, body []byte, msg protoreflect.Message) 
 
 // EncodeBinary is the request as the hop carries it.
 func EncodeBinary(msg protoreflect.Message) ([]byte, error) {
-	return proto.Marshal(msg.Interface())
+	return binOut.Marshal(msg.Interface())
 }
 
 // EncodeAnswer writes the answer in the caller's encoding. JSON answers are
@@ -87,7 +93,7 @@ func EncodeBinary(msg protoreflect.Message) ([]byte, error) {
 // test) comparing two answers should see the same bytes for the same data.
 func EncodeAnswer(msg protoreflect.Message, asJSON bool) ([]byte, error) {
 	if !asJSON {
-		return proto.Marshal(msg.Interface())
+		return binOut.Marshal(msg.Interface())
 	}
 	b, err := jsonOut.Marshal(msg.Interface())
 	if err != nil {
