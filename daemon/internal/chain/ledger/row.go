@@ -4,7 +4,9 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/deny"
@@ -41,6 +43,7 @@ func NewEventID(now time.Time) string {
 // Open starts a call's row: denied until the call says otherwise, with the
 // request path as the method, and as the tool until a tool is resolved.
 func Open(eventID string, now time.Time, path, version string) *ledgerv1.Event {
+	path = recordablePath(path)
 	return &ledgerv1.Event{
 		EventId:       eventID,
 		Time:          timestamppb.New(now),
@@ -50,6 +53,24 @@ func Open(eventID string, now time.Time, path, version string) *ledgerv1.Event {
 		Method:        path,
 		DaemonVersion: version,
 	}
+}
+
+// maxPath bounds the request path a row records: the path is the caller's
+// to choose, and the ledger must not grow with it.
+const maxPath = 256
+
+// recordablePath is the path as a row may hold it: valid UTF-8 (a row must
+// marshal), at most maxPath bytes, marked when cut.
+func recordablePath(path string) string {
+	path = strings.ToValidUTF8(path, "\uFFFD")
+	if len(path) <= maxPath {
+		return path
+	}
+	cut := maxPath
+	for cut > 0 && !utf8.RuneStart(path[cut]) {
+		cut--
+	}
+	return path[:cut] + "…"
 }
 
 // Principal fills the columns of who called.

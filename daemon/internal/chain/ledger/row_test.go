@@ -2,10 +2,13 @@ package ledger_test
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	rowstep "github.com/garm-dev/garm/daemon/internal/chain/ledger"
+	"google.golang.org/protobuf/proto"
 )
 
 var uuidV7 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
@@ -35,5 +38,20 @@ func TestARowOpensDeniedWithTheRouteAsToolAndMethod(t *testing.T) {
 	if e.GetOutcome() != "denied" || e.GetTool() != "/calc.v1.Calculator/Add" || e.GetMethod() != "/calc.v1.Calculator/Add" ||
 		e.GetApp() != "garmd" || e.GetDaemonVersion() != "v1.2.3" {
 		t.Fatalf("row opened as %v", e)
+	}
+}
+
+func TestARowRecordsACallersPathBoundedAndValid(t *testing.T) {
+	long := "/" + strings.Repeat("é", 400)
+	e := rowstep.Open("id", time.Unix(0, 0), long, "v")
+	if len(e.GetTool()) > 260 || !utf8.ValidString(e.GetTool()) || !strings.HasSuffix(e.GetTool(), "…") {
+		t.Fatalf("tool column %d bytes: %q", len(e.GetTool()), e.GetTool())
+	}
+	bad := rowstep.Open("id", time.Unix(0, 0), "/a\xffb", "v")
+	if !utf8.ValidString(bad.GetMethod()) {
+		t.Fatalf("method column %q", bad.GetMethod())
+	}
+	if _, err := proto.Marshal(bad); err != nil {
+		t.Fatalf("the row does not marshal: %v", err)
 	}
 }
