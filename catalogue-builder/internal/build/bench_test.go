@@ -2,62 +2,20 @@ package build_test
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/garm-dev/garm/catalogue-builder/buildertest"
 	"github.com/garm-dev/garm/catalogue-builder/internal/build"
 	"github.com/garm-dev/garm/catalogue-builder/internal/buildtest"
 	"github.com/garm-dev/garm/catalogue-builder/internal/manifest"
 )
-
-// writeLargeCatalogue writes packages × toolsPerPackage tools, each with its
-// own request and response: a nested message, a redacted field, a
-// compartment and protovalidate rules, so the build does all its work.
-func writeLargeCatalogue(tb testing.TB, dir string, packages, toolsPerPackage int) {
-	tb.Helper()
-	taxonomy := `syntax = "proto3";
-package taxonomy.v1;
-import "garm/tool/v1/tool.proto";
-option (garm.tool.v1.compartments) = {declared: [{name: "pii-contact", description: "Contact details."}]};
-option (garm.tool.v1.tool_sets) = {declared: [{name: "support", description: "Support desk."}]};
-`
-	write(tb, filepath.Join(dir, "taxonomy/v1/taxonomy.proto"), taxonomy)
-	for p := range packages {
-		var b strings.Builder
-		fmt.Fprintf(&b, "syntax = \"proto3\";\npackage load%d.v1;\nimport \"buf/validate/validate.proto\";\nimport \"garm/tool/v1/tool.proto\";\n\n", p)
-		b.WriteString("// Contact is how to reach someone.\nmessage Contact {\n  option (garm.tool.v1.default_field_policy) = {read: CLEARANCE_INTERNAL};\n  // The name.\n  optional string name = 1;\n  // The email.\n  optional string email = 2 [(garm.tool.v1.field_policy) = {read: CLEARANCE_CONFIDENTIAL compartments: [\"pii-contact\"] on_deny: {email_domain: {}}}];\n}\n\n")
-		b.WriteString("// Service holds the tools.\nservice Service {\n")
-		for i := range toolsPerPackage {
-			fmt.Fprintf(&b, "  // Tool%d looks something up.\n  rpc Tool%d(Tool%dRequest) returns (Tool%dResponse) {\n    option (garm.tool.v1.tool) = {name: \"load%d_tool%d\" description: \"Looks up record %d.\" verb: VERB_READ min_clearance: CLEARANCE_INTERNAL sets: [\"support\"]};\n  }\n", i, i, i, i, p, i, i)
-		}
-		b.WriteString("}\n\n")
-		for i := range toolsPerPackage {
-			fmt.Fprintf(&b, "// Tool%dRequest names a record.\nmessage Tool%dRequest {\n  option (garm.tool.v1.default_field_policy) = {read: CLEARANCE_INTERNAL};\n  // The record's id.\n  optional string id = 1 [(buf.validate.field).string = {min_len: 1, max_len: 64}];\n  // How many to return.\n  optional int32 limit = 2 [(buf.validate.field).int32 = {gte: 1, lte: 100}];\n}\n\n", i, i)
-			fmt.Fprintf(&b, "// Tool%dResponse is the record.\nmessage Tool%dResponse {\n  option (garm.tool.v1.default_field_policy) = {read: CLEARANCE_INTERNAL};\n  // The record's id.\n  optional string id = 1;\n  // Who to contact.\n  Contact contact = 2;\n  // Its tags.\n  repeated string tags = 3;\n}\n\n", i, i)
-		}
-		write(tb, filepath.Join(dir, fmt.Sprintf("load%d/v1/load.proto", p)), b.String())
-	}
-}
-
-func write(tb testing.TB, path, content string) {
-	tb.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-}
 
 // BenchmarkBuildTenThousandTools builds a 10,000-tool catalogue from
 // sources: compile, lint, plans, hashes, docs, bytes and the read-back
 // check. It reports the artifact's size.
 func BenchmarkBuildTenThousandTools(b *testing.B) {
 	dir := b.TempDir()
-	writeLargeCatalogue(b, dir, 100, 100)
+	buildertest.WriteLarge(b, dir, 100, 100)
 	m := &manifest.Manifest{Path: "catalogue.yaml", Schema: "v1", Include: []manifest.Include{{Dir: dir, Abs: dir}}}
 	var size int
 	for b.Loop() {

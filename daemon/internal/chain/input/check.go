@@ -1,14 +1,12 @@
 package input
 
 import (
-	"errors"
 	"fmt"
-	"github.com/garm-dev/garm/daemon/internal/cache"
-	"math/bits"
-	"slices"
 
+	"github.com/garm-dev/garm/daemon/internal/cache"
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/deny"
+	"github.com/garm-dev/garm/daemon/internal/fieldpath"
 	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -67,7 +65,7 @@ func (c *Checker) CheckWrites(p *call.Principal, t *call.Tool, req protoreflect.
 	}
 	wp := c.resolve(plan, t.InputRuleCompartments, p.Shape())
 	for _, rule := range wp.unwritable {
-		set, err := anySet(req, rule.GetNumbers())
+		set, err := fieldpath.Present(req, rule.GetNumbers())
 		if err != nil {
 			return "", fmt.Errorf("input: %s: rule %q: %w", t.FQN, rule.GetPath(), err)
 		}
@@ -77,7 +75,7 @@ func (c *Checker) CheckWrites(p *call.Principal, t *call.Tool, req protoreflect.
 	}
 	var keyRule *planv1.FieldRule
 	for _, rule := range wp.runner {
-		set, err := anySet(req, rule.GetNumbers())
+		set, err := fieldpath.Present(req, rule.GetNumbers())
 		if err != nil {
 			return "", fmt.Errorf("input: %s: rule %q: %w", t.FQN, rule.GetPath(), err)
 		}
@@ -125,11 +123,11 @@ func (c *Checker) resolve(plan *planv1.MessagePlan, ruleBits []call.Compartments
 func resolve(plan *planv1.MessagePlan, ruleBits []call.Compartments, shape call.Shape) *writePlan {
 	wp := &writePlan{}
 	for i, rule := range plan.GetRules() {
-		if belowAny(rule.GetNumbers(), wp.unwritable) {
+		if fieldpath.Below(rule.GetNumbers(), wp.unwritable) {
 			continue
 		}
 		switch {
-		case !writable(shape, rule, ruleCompartments(ruleBits, i, rule)):
+		case !writable(shape, rule, fieldpath.RuleCompartments(ruleBits, i, rule)):
 			wp.unwritable = append(wp.unwritable, rule)
 		case rule.GetRunnerSourced():
 			wp.runner = append(wp.runner, rule)
@@ -141,109 +139,4 @@ func resolve(plan *planv1.MessagePlan, ruleBits []call.Compartments, shape call.
 // writable is SPEC 3.2's field writability.
 func writable(shape call.Shape, rule *planv1.FieldRule, need call.Compartments) bool {
 	return call.Allows(shape.Clearance, rule.GetWrite()) && shape.Compartments.Covers(need)
-}
-
-// ruleCompartments is rule i's compartment bits. Bits that are missing, or
-// that do not number as many compartments as the rule names, were not
-// numbered for this plan; they become every bit, which no caller covers, so
-// a numbering mistake makes the field unwritable instead of writable.
-func ruleCompartments(ruleBits []call.Compartments, i int, rule *planv1.FieldRule) call.Compartments {
-	if i >= len(ruleBits) || bits.OnesCount64(uint64(ruleBits[i])) != len(rule.GetCompartments()) {
-		return ^call.Compartments(0)
-	}
-	return ruleBits[i]
-}
-
-// belowAny reports whether numbers lies strictly below one of the rules'
-// paths, compared by segment (field number).
-func belowAny(numbers []int32, rules []*planv1.FieldRule) bool {
-	for _, r := range rules {
-		parent := r.GetNumbers()
-		if len(parent) < len(numbers) && slices.Equal(parent, numbers[:len(parent)]) {
-			return true
-		}
-	}
-	return false
-}
-
-// anySet reports whether any instance of the field at numbers below m is
-// set, descending through singular messages, every element of a list of
-// messages and every value of a map of messages.
-func anySet(m protoreflect.Message, numbers []int32) (bool, error) {
-	fd, err := step(m.Descriptor(), numbers)
-	if err != nil {
-		return false, err
-	}
-	if len(numbers) == 1 {
-		return m.Has(fd), nil
-	}
-	rest := numbers[1:]
-	if !m.Has(fd) {
-		return false, resolvable(childMessage(fd), rest)
-	}
-	switch {
-	case fd.IsList():
-		list := m.Get(fd).List()
-		for i := range list.Len() {
-			if set, err := anySet(list.Get(i).Message(), rest); set || err != nil {
-				return set, err
-			}
-		}
-		return false, nil
-	case fd.IsMap():
-		return anySetInValues(m.Get(fd).Map(), rest)
-	default:
-		return anySet(m.Get(fd).Message(), rest)
-	}
-}
-
-// anySetInValues is anySet over every value of a map of messages. It is a
-// function of its own so that only a walk through a map pays for the
-// closure's captured results.
-func anySetInValues(values protoreflect.Map, rest []int32) (set bool, err error) {
-	values.Range(func(_ protoreflect.MapKey, v protoreflect.Value) bool {
-		set, err = anySet(v.Message(), rest)
-		return !set && err == nil
-	})
-	return set && err == nil, err
-}
-
-// step resolves the first number of a path in md and checks that, when the
-// path goes on, the field holds messages to go on into.
-func step(md protoreflect.MessageDescriptor, numbers []int32) (protoreflect.FieldDescriptor, error) {
-	if len(numbers) == 0 {
-		return nil, errEmptyPath
-	}
-	fd := md.Fields().ByNumber(protoreflect.FieldNumber(numbers[0]))
-	if fd == nil {
-		return nil, fmt.Errorf("%s has no field %d", md.FullName(), numbers[0])
-	}
-	if len(numbers) > 1 && childMessage(fd) == nil {
-		return nil, fmt.Errorf("%s holds no message for the path to go on into", fd.FullName())
-	}
-	return fd, nil
-}
-
-var errEmptyPath = errors.New("the rule has no field numbers")
-
-// resolvable checks the rest of a path below a field that is not set, so
-// that a path that does not resolve fails whatever the request holds.
-func resolvable(md protoreflect.MessageDescriptor, numbers []int32) error {
-	for len(numbers) > 0 {
-		fd, err := step(md, numbers)
-		if err != nil {
-			return err
-		}
-		md, numbers = childMessage(fd), numbers[1:]
-	}
-	return nil
-}
-
-// childMessage is the message a field's children belong to: its own, its
-// elements' or its map values'; nil for a field of scalars.
-func childMessage(fd protoreflect.FieldDescriptor) protoreflect.MessageDescriptor {
-	if fd.IsMap() {
-		return fd.MapValue().Message()
-	}
-	return fd.Message()
 }

@@ -1,10 +1,10 @@
 package redact
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/garm-dev/garm/daemon/internal/call"
+	"github.com/garm-dev/garm/daemon/internal/fieldpath"
 	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -56,7 +56,7 @@ func (r *Redactor) Apply(t *call.Tool, shape call.Shape, resp protoreflect.Messa
 		}
 	}
 	for _, rule := range res.Audited {
-		carried, err := carries(resp, rule.GetNumbers())
+		carried, err := fieldpath.Present(resp, rule.GetNumbers())
 		if err != nil {
 			return Result{}, fmt.Errorf("redact: %s: rule %q: %w", t.FQN, rule.GetPath(), err)
 		}
@@ -84,7 +84,7 @@ func withholdField(m protoreflect.Message, fd protoreflect.FieldDescriptor, _ *p
 // being what remains of the rule's path, and reports whether any instance
 // changed.
 func withhold(m protoreflect.Message, rule *planv1.FieldRule, numbers []int32) (bool, error) {
-	fd, err := step(m.Descriptor(), numbers)
+	fd, err := fieldpath.Step(m.Descriptor(), numbers)
 	if err != nil {
 		return false, err
 	}
@@ -93,7 +93,7 @@ func withhold(m protoreflect.Message, rule *planv1.FieldRule, numbers []int32) (
 	}
 	rest := numbers[1:]
 	if !m.Has(fd) {
-		return false, resolvable(childMessage(fd), rest)
+		return false, fieldpath.Resolvable(fieldpath.Child(fd), rest)
 	}
 	switch {
 	case fd.IsList():
@@ -127,87 +127,6 @@ func withholdInValues(values protoreflect.Map, rule *planv1.FieldRule, rest []in
 	return changed && err == nil, err
 }
 
-// carries reports whether any instance of the field at numbers below m is
-// present.
-func carries(m protoreflect.Message, numbers []int32) (bool, error) {
-	fd, err := step(m.Descriptor(), numbers)
-	if err != nil {
-		return false, err
-	}
-	if len(numbers) == 1 {
-		return m.Has(fd), nil
-	}
-	rest := numbers[1:]
-	if !m.Has(fd) {
-		return false, resolvable(childMessage(fd), rest)
-	}
-	switch {
-	case fd.IsList():
-		list := m.Get(fd).List()
-		for i := range list.Len() {
-			if found, err := carries(list.Get(i).Message(), rest); found || err != nil {
-				return found, err
-			}
-		}
-		return false, nil
-	case fd.IsMap():
-		return carriesInValues(m.Get(fd).Map(), rest)
-	default:
-		return carries(m.Get(fd).Message(), rest)
-	}
-}
-
-// carriesInValues is carries over every value of a map of messages.
-func carriesInValues(values protoreflect.Map, rest []int32) (found bool, err error) {
-	values.Range(func(_ protoreflect.MapKey, v protoreflect.Value) bool {
-		found, err = carries(v.Message(), rest)
-		return !found && err == nil
-	})
-	return found && err == nil, err
-}
-
-// step resolves the first number of a path in md and checks that, when the
-// path goes on, the field holds messages to go on into: a singular message,
-// a list of messages or a map whose values are messages.
-func step(md protoreflect.MessageDescriptor, numbers []int32) (protoreflect.FieldDescriptor, error) {
-	if len(numbers) == 0 {
-		return nil, errEmptyPath
-	}
-	fd := md.Fields().ByNumber(protoreflect.FieldNumber(numbers[0]))
-	if fd == nil {
-		return nil, fmt.Errorf("%s has no field %d", md.FullName(), numbers[0])
-	}
-	if len(numbers) > 1 && childMessage(fd) == nil {
-		return nil, fmt.Errorf("%s holds no message for the path to go on into", fd.FullName())
-	}
-	return fd, nil
-}
-
-var errEmptyPath = errors.New("the rule has no field numbers")
-
-// resolvable checks the rest of a path below a field no instance of which
-// is present, so that a path that does not resolve fails whatever the
-// answer holds.
-func resolvable(md protoreflect.MessageDescriptor, numbers []int32) error {
-	for len(numbers) > 0 {
-		fd, err := step(md, numbers)
-		if err != nil {
-			return err
-		}
-		md, numbers = childMessage(fd), numbers[1:]
-	}
-	return nil
-}
-
-// childMessage is the message a field's children belong to: its own, its
-// elements' or its map values'; nil for a field of scalars.
-func childMessage(fd protoreflect.FieldDescriptor) protoreflect.MessageDescriptor {
-	if fd.IsMap() {
-		return fd.MapValue().Message()
-	}
-	return fd.Message()
-}
-
 // dropUnknown removes unknown fields from m and every message below it.
 func dropUnknown(m protoreflect.Message) {
 	if len(m.GetUnknown()) > 0 {
@@ -216,7 +135,7 @@ func dropUnknown(m protoreflect.Message) {
 	fields := m.Descriptor().Fields()
 	for i := range fields.Len() {
 		fd := fields.Get(i)
-		if childMessage(fd) == nil || !m.Has(fd) {
+		if fieldpath.Child(fd) == nil || !m.Has(fd) {
 			continue
 		}
 		switch {

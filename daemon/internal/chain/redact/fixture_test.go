@@ -1,90 +1,54 @@
 package redact_test
 
 import (
-	"context"
-	"slices"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/garm-dev/garm/catalogue-builder/artifact"
-	"github.com/garm-dev/garm/catalogue-builder/builder"
 	"github.com/garm-dev/garm/daemon/internal/call"
+	"github.com/garm-dev/garm/daemon/internal/catalogue"
+	"github.com/garm-dev/garm/daemon/internal/catalogue/cataloguetest"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 )
 
-// catalogue is testdata/accounts.proto built into a catalogue, once per test
-// binary, by the same builder garm-catalogue uses.
-var catalogue = sync.OnceValues(func() (*artifact.Artifact, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	built, err := builder.FromRoots(ctx, "testdata")
-	if err != nil {
-		return nil, err
-	}
-	return built.Artifact, nil
-})
-
-func fixture(tb testing.TB) *artifact.Artifact {
-	tb.Helper()
-	art, err := catalogue()
-	if err != nil {
-		tb.Fatalf("building testdata/accounts.proto: %v", err)
-	}
-	return art
+// loaded is testdata/accounts.proto built and loaded as garmd loads a
+// catalogue, once per test binary; a failed load is tried again, so every
+// test that needs it fails with the reason.
+var loaded struct {
+	sync.Mutex
+	gen *catalogue.Generation
 }
 
-// compartments numbers names as a generation does: bit i is the catalogue's
-// i-th declared compartment in name order.
+func generation(tb testing.TB) *catalogue.Generation {
+	tb.Helper()
+	loaded.Lock()
+	defer loaded.Unlock()
+	if loaded.gen == nil {
+		loaded.gen = cataloguetest.Load(tb, "testdata")
+	}
+	return loaded.gen
+}
+
+// compartments numbers names as the fixture's generation does.
 func compartments(tb testing.TB, names ...string) call.Compartments {
 	tb.Helper()
-	declared := fixture(tb).Catalogue.GetCompartments()
-	var bits call.Compartments
-	for _, name := range names {
-		i := slices.IndexFunc(declared, func(d *toolv1.Decl) bool { return d.GetName() == name })
-		if i < 0 {
-			tb.Fatalf("the fixture declares no compartment %q", name)
-		}
-		bits |= 1 << i
+	set, _, dropped := generation(tb).CompartmentSet(names)
+	if len(dropped) > 0 {
+		tb.Fatalf("the fixture declares no compartment %q", dropped)
 	}
-	return bits
+	return set
 }
 
-// tool is the fixture's tool of the given short name as a generation serves
-// it: its descriptors, its plans and each rule's compartments as bits.
+// tool is the fixture's tool of the given short name, as its generation
+// serves it. It is shared by every test: copy it before changing it.
 func tool(tb testing.TB, name string) *call.Tool {
 	tb.Helper()
-	art := fixture(tb)
-	for _, ct := range art.Tools() {
-		if ct.Name != name {
-			continue
+	for _, t := range generation(tb).Tools {
+		if t.Name == name {
+			return t
 		}
-		pkg := string(ct.Desc.ParentFile().Package())
-		in, out := ct.Desc.Input(), ct.Desc.Output()
-		t := &call.Tool{
-			FQN:        ct.FQN,
-			Name:       ct.Name,
-			Package:    pkg,
-			Method:     ct.Method,
-			Policy:     ct.Policy,
-			Input:      in,
-			Output:     out,
-			InputPlan:  art.Plan(pkg, string(in.FullName())),
-			OutputPlan: art.Plan(pkg, string(out.FullName())),
-		}
-		if t.OutputPlan == nil {
-			tb.Fatalf("the catalogue has no plan for %s", out.FullName())
-		}
-		for _, rule := range t.InputPlan.GetRules() {
-			t.InputRuleCompartments = append(t.InputRuleCompartments, compartments(tb, rule.GetCompartments()...))
-		}
-		for _, rule := range t.OutputPlan.GetRules() {
-			t.OutputRuleCompartments = append(t.OutputRuleCompartments, compartments(tb, rule.GetCompartments()...))
-		}
-		return t
 	}
 	tb.Fatalf("the fixture has no tool %q", name)
 	return nil

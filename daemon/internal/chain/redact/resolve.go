@@ -2,10 +2,8 @@ package redact
 
 import (
 	"github.com/garm-dev/garm/daemon/internal/cache"
-	"math/bits"
-	"slices"
-
 	"github.com/garm-dev/garm/daemon/internal/call"
+	"github.com/garm-dev/garm/daemon/internal/fieldpath"
 	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
 )
 
@@ -56,10 +54,10 @@ func (r *Redactor) Resolve(plan *planv1.MessagePlan, ruleBits []call.Compartment
 func resolve(plan *planv1.MessagePlan, ruleBits []call.Compartments, shape call.Shape) *Resolution {
 	res := &Resolution{}
 	for i, rule := range plan.GetRules() {
-		if belowAny(rule.GetNumbers(), res.Denied) {
+		if fieldpath.Below(rule.GetNumbers(), res.Denied) {
 			continue
 		}
-		if !readable(shape, rule, ruleCompartments(ruleBits, i, rule)) {
+		if !readable(shape, rule, fieldpath.RuleCompartments(ruleBits, i, rule)) {
 			res.Denied = append(res.Denied, rule)
 			continue
 		}
@@ -74,28 +72,4 @@ func resolve(plan *planv1.MessagePlan, ruleBits []call.Compartments, shape call.
 // readable is SPEC 3.2's field visibility.
 func readable(shape call.Shape, rule *planv1.FieldRule, need call.Compartments) bool {
 	return call.Allows(shape.Clearance, rule.GetRead()) && shape.Compartments.Covers(need)
-}
-
-// ruleCompartments is rule i's compartment bits. Bits that are missing, or
-// that do not number as many compartments as the rule names, were not
-// numbered for this plan; they become every bit, which no caller covers, so
-// a numbering mistake withholds the field instead of showing it.
-func ruleCompartments(ruleBits []call.Compartments, i int, rule *planv1.FieldRule) call.Compartments {
-	if i >= len(ruleBits) || bits.OnesCount64(uint64(ruleBits[i])) != len(rule.GetCompartments()) {
-		return ^call.Compartments(0)
-	}
-	return ruleBits[i]
-}
-
-// belowAny reports whether numbers lies strictly below one of the rules'
-// paths. Paths are compared by segment (field number), so a denied
-// "billing" does not take "billing_summary" with it.
-func belowAny(numbers []int32, rules []*planv1.FieldRule) bool {
-	for _, r := range rules {
-		parent := r.GetNumbers()
-		if len(parent) < len(numbers) && slices.Equal(parent, numbers[:len(parent)]) {
-			return true
-		}
-	}
-	return false
 }
