@@ -4,10 +4,12 @@ import (
 	"context"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/garm-dev/garm/catalogue-builder/builder"
 	"github.com/garm-dev/garm/catalogue-builder/buildertest"
+	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
 )
 
@@ -60,4 +62,51 @@ func repoRoot(tb testing.TB) string {
 func WriteLarge(tb testing.TB, dir string, packages, toolsPerPackage int) {
 	tb.Helper()
 	buildertest.WriteLarge(tb, dir, packages, toolsPerPackage)
+}
+
+// Fixture is a catalogue built from test protos and loaded once, on first
+// use, as garmd loads one; a failed load is tried again, so every test that
+// needs it fails with the reason.
+type Fixture struct {
+	roots []string
+	mu    sync.Mutex
+	gen   *catalogue.Generation
+}
+
+// NewFixture is the fixture of the .proto files under roots.
+func NewFixture(roots ...string) *Fixture { return &Fixture{roots: roots} }
+
+// Generation is the loaded fixture.
+func (f *Fixture) Generation(tb testing.TB) *catalogue.Generation {
+	tb.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.gen == nil {
+		f.gen = Load(tb, f.roots...)
+	}
+	return f.gen
+}
+
+// Compartments numbers names as the fixture's generation does, failing the
+// test on a name it does not declare.
+func (f *Fixture) Compartments(tb testing.TB, names ...string) call.Compartments {
+	tb.Helper()
+	set, _, dropped := f.Generation(tb).CompartmentSet(names)
+	if len(dropped) > 0 {
+		tb.Fatalf("the fixture declares no compartment %q", dropped)
+	}
+	return set
+}
+
+// Tool is the fixture's tool of the given short name, as its generation
+// serves it. It is shared by every test: copy it before changing it.
+func (f *Fixture) Tool(tb testing.TB, name string) *call.Tool {
+	tb.Helper()
+	for _, t := range f.Generation(tb).Tools {
+		if t.Name == name {
+			return t
+		}
+	}
+	tb.Fatalf("the fixture has no tool %q", name)
+	return nil
 }

@@ -1,7 +1,6 @@
 package input_test
 
 import (
-	"sync"
 	"testing"
 
 	"github.com/garm-dev/garm/daemon/internal/call"
@@ -13,46 +12,16 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 )
 
-// loaded is testdata/update.proto built and loaded as garmd loads a
-// catalogue, once per test binary; a failed load is tried again, so every
-// test that needs it fails with the reason.
-var loaded struct {
-	sync.Mutex
-	gen *catalogue.Generation
-}
+// fixture is testdata/update.proto built and loaded as garmd loads a catalogue.
+var fixture = cataloguetest.NewFixture("testdata")
 
-func generation(tb testing.TB) *catalogue.Generation {
-	tb.Helper()
-	loaded.Lock()
-	defer loaded.Unlock()
-	if loaded.gen == nil {
-		loaded.gen = cataloguetest.Load(tb, "testdata")
-	}
-	return loaded.gen
-}
+func generation(tb testing.TB) *catalogue.Generation { return fixture.Generation(tb) }
 
-// compartments numbers names as the fixture's generation does.
 func compartments(tb testing.TB, names ...string) call.Compartments {
-	tb.Helper()
-	set, _, dropped := generation(tb).CompartmentSet(names)
-	if len(dropped) > 0 {
-		tb.Fatalf("the fixture declares no compartment %q", dropped)
-	}
-	return set
+	return fixture.Compartments(tb, names...)
 }
 
-// tool is the fixture's tool of the given short name, as its generation
-// serves it. It is shared by every test: copy it before changing it.
-func tool(tb testing.TB, name string) *call.Tool {
-	tb.Helper()
-	for _, t := range generation(tb).Tools {
-		if t.Name == name {
-			return t
-		}
-	}
-	tb.Fatalf("the fixture has no tool %q", name)
-	return nil
-}
+func tool(tb testing.TB, name string) *call.Tool { return fixture.Tool(tb, name) }
 
 // request is t's input message, built from the catalogue's descriptors as
 // garmd builds it, holding the given protojson.
