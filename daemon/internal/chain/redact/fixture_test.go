@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/garm-dev/garm/daemon/internal/call"
-	"github.com/garm-dev/garm/daemon/internal/catalogue"
 	"github.com/garm-dev/garm/daemon/internal/catalogue/cataloguetest"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -14,8 +13,6 @@ import (
 
 // fixture is testdata/accounts.proto built and loaded as garmd loads a catalogue.
 var fixture = cataloguetest.NewFixture("testdata")
-
-func generation(tb testing.TB) *catalogue.Generation { return fixture.Generation(tb) }
 
 func compartments(tb testing.TB, names ...string) call.Compartments {
 	return fixture.Compartments(tb, names...)
