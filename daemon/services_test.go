@@ -29,6 +29,10 @@ const (
 	recordStreet     = "12 Secret Street"
 )
 
+// stallStarted is told each time the Stall tool starts working on a call,
+// so a test can act while a call is in the tool's hands.
+var stallStarted = make(chan struct{}, 1)
+
 // runService serves svc on the bus until the test ends.
 func runService(t testing.TB, url string, svc *garmtool.Service) {
 	t.Helper()
@@ -106,6 +110,10 @@ func recordsHandler(method string, out protoreflect.MessageDescriptor) toolbind.
 		case "Refuse":
 			return nil, &toolbind.CodedError{Code: str(in, "code"), Message: str(in, "message")}
 		case "Stall":
+			select {
+			case stallStarted <- struct{}{}:
+			default:
+			}
 			ms := in.Get(in.Descriptor().Fields().ByName("ms")).Uint()
 			select {
 			case <-time.After(time.Duration(ms) * time.Millisecond):

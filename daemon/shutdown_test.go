@@ -10,10 +10,17 @@ import (
 func TestShutdownLetsCallsInFlightFinishRefusesNewOnesAndFlushesTheLedger(t *testing.T) {
 	s := startStack(t)
 	token := s.token("operator")
+	select {
+	case <-stallStarted: // left by an earlier test
+	default:
+	}
 	inFlight := make(chan *answer, 1)
 	go func() { inFlight <- s.post(stallPath, token, `{"ms": 800}`) }()
-	// Wait until the call is in the tool's hands.
-	time.Sleep(200 * time.Millisecond)
+	select {
+	case <-stallStarted:
+	case <-time.After(waitTimeout):
+		t.Fatal("the call never reached the tool")
+	}
 	s.stop()
 	ans := <-inFlight
 	if ans.status != http.StatusOK {

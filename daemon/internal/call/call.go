@@ -108,8 +108,9 @@ func (p *Principal) Shape() Shape {
 // Depth is the number of levels of the chain: the subject and its actors.
 func (p *Principal) Depth() int { return 1 + len(p.Act) }
 
-// Agent is the innermost actor: the party acting directly for the chain.
-// Empty when nobody acts for the subject.
+// Agent is the innermost actor (SPEC 7.4): under RFC 8693 nesting, the
+// party the subject delegated to directly. Empty when nobody acts for the
+// subject.
 func (p *Principal) Agent() string {
 	if len(p.Act) == 0 {
 		return ""
