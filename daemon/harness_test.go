@@ -129,6 +129,8 @@ type stack struct {
 	stop     context.CancelFunc
 	done     chan error
 	client   *http.Client
+	// crashRecords kills the records service as a crash would.
+	crashRecords func()
 
 	ledgerMu sync.Mutex
 	rows     map[string]*ledgerv1.Event
@@ -171,7 +173,7 @@ func startStack(t testing.TB, opts ...stackOption) *stack {
 	}
 	t.Cleanup(func() { _ = s.idpSrv.Close() })
 
-	startRecordsService(t, s.bus.url)
+	s.crashRecords = startRecordsService(t, s.bus.url)
 	startCalculator(t, s.bus.url)
 
 	data, err := fixtureCatalogue()

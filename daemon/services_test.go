@@ -33,8 +33,10 @@ const (
 // so a test can act while a call is in the tool's hands.
 var stallStarted = make(chan struct{}, 1)
 
-// runService serves svc on the bus until the test ends.
-func runService(t testing.TB, url string, svc *garmtool.Service) {
+// runService serves svc on the bus until the test ends, and returns a
+// function that crashes it: its connection closes at once, as a process
+// dying would leave it, with no drain.
+func runService(t testing.TB, url string, svc *garmtool.Service) (crash func()) {
 	t.Helper()
 	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 	if err != nil {
@@ -52,9 +54,10 @@ func runService(t testing.TB, url string, svc *garmtool.Service) {
 	}
 	t.Cleanup(func() {
 		cancel()
-		<-done
 		nc.Close()
+		<-done
 	})
+	return nc.Close
 }
 
 func startCalculator(t testing.TB, url string) {
@@ -63,13 +66,13 @@ func startCalculator(t testing.TB, url string) {
 	if err := calcv1.ServeCalculator(svc, calculator.Calculator{}); err != nil {
 		t.Fatal(err)
 	}
-	runService(t, url, svc)
+	_ = runService(t, url, svc)
 }
 
 // startRecordsService serves the records fixture's Records service from the
 // catalogue's own descriptors, with dynamic messages: a real tool service on
 // the bus, without generated code.
-func startRecordsService(t testing.TB, url string) {
+func startRecordsService(t testing.TB, url string) (crash func()) {
 	t.Helper()
 	data, err := fixtureCatalogue()
 	if err != nil {
@@ -94,7 +97,7 @@ func startRecordsService(t testing.TB, url string) {
 			t.Fatal(err)
 		}
 	}
-	runService(t, url, svc)
+	return runService(t, url, svc)
 }
 
 func recordsHandler(method string, out protoreflect.MessageDescriptor) toolbind.Handler {
