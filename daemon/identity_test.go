@@ -189,8 +189,12 @@ func TestIdentityAttacksAreEachRefused401WithALedgerRow(t *testing.T) {
 				string(ans.body) != `{"code":"unauthenticated","message":"A valid bearer token is required."}` {
 				t.Fatalf("%d %v %s", ans.status, ans.header, ans.body)
 			}
+			if d := ans.header.Get("Garm-Catalogue-Digest"); d != "" {
+				t.Errorf("an unauthenticated caller was told the catalogue digest %s", d)
+			}
 			row := s.row(ans.eventID())
-			if row.GetOutcome() != "denied" || row.GetTool() != addPath || row.GetErrorDetail() == "" || row.GetPrincipalSubject() != "" {
+			if row.GetOutcome() != "denied" || row.GetTool() != addPath || row.GetErrorDetail() == "" || row.GetPrincipalSubject() != "" ||
+				row.GetCatalogueDigest() == "" {
 				t.Fatalf("row %v", row)
 			}
 		})

@@ -92,7 +92,9 @@ type Response struct {
 	// successful listing).
 	EventID string
 	// Digest is the generation the call was decided against; empty when
-	// none was serving.
+	// none was serving, and before the caller authenticated: nobody learns
+	// anything about what is served before saying who they are (the row
+	// records it regardless).
 	Digest string
 	// Challenge asks for a bearer token (WWW-Authenticate).
 	Challenge bool
@@ -102,7 +104,10 @@ type Response struct {
 
 // state is one call's progress, read by Run's deferred completion.
 type state struct {
-	row      *ledgerv1.Event
+	row *ledgerv1.Event
+	// digest is the generation the caller is told about: set once the
+	// caller has said who it is.
+	digest   string
 	tool     *call.Tool
 	noRecord bool
 }
@@ -121,7 +126,7 @@ func (c *Chain) Run(ctx context.Context, req *Request) (resp *Response) {
 			resp = refusal(err)
 			st.noRecord = false
 		}
-		resp.Digest = st.row.CatalogueDigest
+		resp.Digest = st.digest
 		latency := c.Now().Sub(start)
 		if st.noRecord {
 			resp.EventID = ""
@@ -169,6 +174,7 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 		return nil, err
 	}
 	rowstep.Principal(st.row, p)
+	st.digest = gen.Digest
 
 	if req.Path == ListToolsPath {
 		return c.list(gen, p, req, st)
