@@ -63,7 +63,6 @@ type Daemon struct {
 	planeSrv  *http.Server
 	adminH    http.Handler
 	stopping  atomic.Bool
-	report    *Report
 }
 
 // Serve runs garmd with cfg until ctx is done, then shuts down (SPEC 7.11).
@@ -128,7 +127,7 @@ func (d *Daemon) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.metrics = metrics.New(Version(), metrics.Sources{Ledger: d.ledgerCounts(), TokenCache: authenticator.CacheCounts})
+	d.metrics = metrics.New(Version(), metrics.Sources{Ledger: d.recorder.Counts(), TokenCache: authenticator.CacheCounts})
 	d.metrics.SetCatalogue(gen.Digest, gen.Producer)
 
 	ch := chain.New(chain.Config{
@@ -164,8 +163,7 @@ func (d *Daemon) open(ctx context.Context) error {
 			logger.Warn("garmd: listening beyond loopback", "flag", name, "addr", l.Addr().String())
 		}
 	}
-	d.report = newReport(d, gen, heap)
-	d.report.log(logger)
+	newReport(d, gen, heap).log(logger)
 	return nil
 }
 
@@ -216,16 +214,6 @@ func (d *Daemon) openLedger(ctx context.Context) error {
 		return fmt.Errorf("--ledger-stream: %w", err)
 	}
 	d.recorder = r
-	return nil
-}
-
-func (d *Daemon) ledgerCounts() *ledger.Counts {
-	switch r := d.recorder.(type) {
-	case *ledgerjs.Recorder:
-		return r.Counts()
-	case *logsink.Recorder:
-		return r.Counts()
-	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package artifact
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -67,22 +68,44 @@ func ReadFile(path string) (*Artifact, error) {
 }
 
 // ReadFileBytes reads and checks the artifact at path and returns its bytes
-// too, refusing a file larger than MaxSize before reading it whole.
+// too (see ReadFileData).
 func ReadFileBytes(path string) ([]byte, *Artifact, error) {
-	f, err := os.Open(path)
+	data, err := ReadFileData(path)
 	if err != nil {
 		return nil, nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	a, err := Read(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return data, a, nil
+}
+
+// ReadFileData reads the bytes of the artifact file at path without checking
+// them, refusing a file larger than MaxSize before reading it (and one that
+// grows past it while it is read). The buffer is sized from the file, so a
+// large artifact is not copied while it grows.
+func ReadFileData(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if info.Size() > MaxSize {
+		return nil, fmt.Errorf("%s: it is %d bytes, larger than the %d MiB ceiling", path, info.Size(), MaxSize>>20)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, info.Size()+1))
+	if _, err := buf.ReadFrom(io.LimitReader(f, MaxSize+1)); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if buf.Len() > MaxSize {
+		return nil, fmt.Errorf("%s: it grew past the %d MiB ceiling while it was read", path, MaxSize>>20)
+	}
+	return buf.Bytes(), nil
 }
 
 // Read checks an artifact's bytes and returns what they hold. See the

@@ -62,6 +62,14 @@ type Shape struct {
 	Compartments Compartments
 }
 
+// Reaches is SPEC 3.2's field test for a caller of this shape: its
+// clearance allows need and it holds every compartment of compartments.
+// With a field's read label it is field visibility; with its write label,
+// writability.
+func (s Shape) Reaches(need toolv1.Clearance, compartments Compartments) bool {
+	return Allows(s.Clearance, need) && s.Compartments.Covers(compartments)
+}
+
 // Actor is one hop of a delegation chain.
 type Actor struct {
 	Subject string

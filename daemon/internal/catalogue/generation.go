@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -80,51 +78,17 @@ func Load(data []byte, o Options) (*Generation, error) {
 }
 
 // LoadFile loads the artifact at path, refusing a file larger than
-// artifact.MaxSize before reading it whole.
+// artifact.MaxSize before reading it (artifact.ReadFileData).
 func LoadFile(path string, o Options) (*Generation, error) {
-	f, err := os.Open(path)
+	data, err := artifact.ReadFileData(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading catalogue file %s: %w", path, err)
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("reading catalogue file %s: %w", path, err)
-	}
-	if info.Size() > artifact.MaxSize {
-		return nil, fmt.Errorf("refusing catalogue file %s: it is %d bytes, larger than the %d MiB ceiling", path, info.Size(), artifact.MaxSize>>20)
-	}
-	// Sized from the file so a large artifact is not copied while growing;
-	// the limit still holds if the file grows while it is read.
-	buf := make([]byte, 0, info.Size()+1)
-	data, err := readAllInto(buf, io.LimitReader(f, artifact.MaxSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading catalogue file %s: %w", path, err)
-	}
-	if len(data) > artifact.MaxSize {
-		return nil, fmt.Errorf("refusing catalogue file %s: it grew past the %d MiB ceiling while it was read", path, artifact.MaxSize>>20)
+		return nil, fmt.Errorf("refusing catalogue file: %w", err)
 	}
 	g, err := Load(data, o)
 	if err != nil {
 		return nil, fmt.Errorf("catalogue file %s: %w", path, err)
 	}
 	return g, nil
-}
-
-func readAllInto(buf []byte, r io.Reader) ([]byte, error) {
-	for {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, 4096)
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
 }
 
 // LoadError is a refused load. Its message is one sentence for the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/garm-dev/garm/daemon/internal/ledger"
 	"github.com/garm-dev/garm/daemon/internal/transport"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
 )
@@ -34,3 +35,4 @@ type discard struct{}
 
 func (discard) Record(*ledgerv1.Event)      {}
 func (discard) Close(context.Context) error { return nil }
+func (discard) Counts() *ledger.Counts      { return nil }

@@ -23,10 +23,6 @@ import (
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
 )
 
-// ListToolsPath is the listing's route. It is not a tool, and a tool
-// declared at it never mounts.
-const ListToolsPath = "/garm.v1.ToolCatalogService/ListTools"
-
 // Config is what the chain runs with; every field is required unless it
 // says otherwise.
 type Config struct {
@@ -176,7 +172,7 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 	rowstep.Principal(st.row, p)
 	st.digest = gen.Digest
 
-	if req.Path == ListToolsPath {
+	if req.Path == catalogue.ListingMethod {
 		return c.list(gen, p, req, st)
 	}
 

@@ -16,6 +16,8 @@ type Recorder interface {
 	// and refuses nothing afterwards: rows recorded after Close take the
 	// recorder's fallback path.
 	Close(ctx context.Context) error
+	// Counts are the recorder's counters, read by metrics.
+	Counts() *Counts
 }
 
 // Counts are what a recorder reports to metrics: rows recorded where they

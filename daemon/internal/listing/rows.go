@@ -9,6 +9,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/cache"
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
+	"github.com/garm-dev/garm/daemon/internal/fieldpath"
 	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"github.com/garm-dev/garm/protoc-gen-garm/compile"
@@ -102,7 +103,9 @@ func InputSchema(t *call.Tool, shape call.Shape) ([]byte, error) {
 	}
 	shown := make(map[*planv1.FieldRule]bool, len(rules))
 	for i, r := range rules {
-		writable := call.Allows(shape.Clearance, r.GetWrite()) && shape.Compartments.Covers(t.InputRuleCompartments[i])
+		// The write check's own test (step 3a), so the schema shows exactly
+		// what the caller may send.
+		writable := shape.Reaches(r.GetWrite(), fieldpath.RuleCompartments(t.InputRuleCompartments, i, r))
 		shown[r] = writable && !r.GetRunnerSourced()
 	}
 	s, err := compile.AssembleSchema(t.InputPlan, func(r *planv1.FieldRule) bool { return shown[r] })

@@ -99,7 +99,8 @@ func (d *Dispatcher) Call(ctx context.Context, t *call.Tool, inv *toolv1.Invocat
 	if err != nil {
 		return nil, deny.Fail(deny.Internal, "encode", "the invocation did not encode: "+err.Error())
 	}
-	ctx, cancel := context.WithDeadline(ctx, inv.GetDeadline().AsTime())
+	deadline := inv.GetDeadline().AsTime()
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	reply, err := d.transport.Request(ctx, &transport.Request{Subject: t.Subject, Invocation: header, Body: body})
 	switch {
@@ -117,7 +118,7 @@ func (d *Dispatcher) Call(ctx context.Context, t *call.Tool, inv *toolv1.Invocat
 		if wire.IsRefusalCode(reply.ErrorCode) {
 			return nil, deny.Refuse(reply.ErrorCode, "the tool refused with "+reply.ErrorCode+": "+reply.Error)
 		}
-		if !time.Now().Before(inv.GetDeadline().AsTime()) {
+		if !time.Now().Before(deadline) {
 			// The tool gave up because the call's deadline passed (its
 			// context is bounded by the same instant): that is a timeout,
 			// not a failure of the tool.

@@ -127,16 +127,11 @@ func resolve(plan *planv1.MessagePlan, ruleBits []call.Compartments, shape call.
 			continue
 		}
 		switch {
-		case !writable(shape, rule, fieldpath.RuleCompartments(ruleBits, i, rule)):
+		case !shape.Reaches(rule.GetWrite(), fieldpath.RuleCompartments(ruleBits, i, rule)):
 			wp.unwritable = append(wp.unwritable, rule)
 		case rule.GetRunnerSourced():
 			wp.runner = append(wp.runner, rule)
 		}
 	}
 	return wp
-}
-
-// writable is SPEC 3.2's field writability.
-func writable(shape call.Shape, rule *planv1.FieldRule, need call.Compartments) bool {
-	return call.Allows(shape.Clearance, rule.GetWrite()) && shape.Compartments.Covers(need)
 }

@@ -57,7 +57,7 @@ func resolve(plan *planv1.MessagePlan, ruleBits []call.Compartments, shape call.
 		if fieldpath.Below(rule.GetNumbers(), res.Denied) {
 			continue
 		}
-		if !readable(shape, rule, fieldpath.RuleCompartments(ruleBits, i, rule)) {
+		if !shape.Reaches(rule.GetRead(), fieldpath.RuleCompartments(ruleBits, i, rule)) {
 			res.Denied = append(res.Denied, rule)
 			continue
 		}
@@ -67,9 +67,4 @@ func resolve(plan *planv1.MessagePlan, ruleBits []call.Compartments, shape call.
 	}
 	res.Plan = planAddress(res.Denied)
 	return res
-}
-
-// readable is SPEC 3.2's field visibility.
-func readable(shape call.Shape, rule *planv1.FieldRule, need call.Compartments) bool {
-	return call.Allows(shape.Clearance, rule.GetRead()) && shape.Compartments.Covers(need)
 }
