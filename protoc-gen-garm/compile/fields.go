@@ -44,16 +44,22 @@ func FieldPolicyOf(fd protoreflect.FieldDescriptor) (*toolv1.FieldPolicy, Policy
 	if own != nil {
 		return own.(*toolv1.FieldPolicy), OwnPolicy, nil
 	}
-	md := fd.ContainingMessage()
-	var mopts descriptorpb.MessageOptions
-	def, err := readExtension(md.Options(), &mopts, toolv1.E_DefaultFieldPolicy, string(md.FullName()))
-	if err != nil {
+	def, err := DefaultFieldPolicyOf(fd.ContainingMessage())
+	if err != nil || def == nil {
 		return nil, NoPolicy, err
 	}
-	if def != nil {
-		return def.(*toolv1.FieldPolicy), DefaultPolicy, nil
+	return def, DefaultPolicy, nil
+}
+
+// DefaultFieldPolicyOf is a message's (garm.tool.v1.default_field_policy),
+// or nil when it declares none.
+func DefaultFieldPolicyOf(md protoreflect.MessageDescriptor) (*toolv1.FieldPolicy, error) {
+	var mopts descriptorpb.MessageOptions
+	def, err := readExtension(md.Options(), &mopts, toolv1.E_DefaultFieldPolicy, string(md.FullName()))
+	if err != nil || def == nil {
+		return nil, err
 	}
-	return nil, NoPolicy, nil
+	return def.(*toolv1.FieldPolicy), nil
 }
 
 // IsOpaque reports whether garm treats a message as one value rather than a

@@ -70,6 +70,29 @@ func (s Shape) Reaches(need toolv1.Clearance, compartments Compartments) bool {
 	return Allows(s.Clearance, need) && s.Compartments.Covers(compartments)
 }
 
+// Label is an access label (SPEC 3.2, 3.4): the clearance a reader needs
+// and the compartments it must hold, numbered by one generation.
+type Label struct {
+	Clearance    toolv1.Clearance
+	Compartments Compartments
+}
+
+// Tighter is the tighter of two labels (SPEC 3.2): the higher clearance
+// with the union of compartments.
+func (l Label) Tighter(o Label) Label {
+	return Label{Clearance: max(l.Clearance, o.Clearance), Compartments: l.Compartments | o.Compartments}
+}
+
+// Dominates reports whether l is at least as tight as o: a clearance at
+// least o's (and specified) and every compartment of o.
+func (l Label) Dominates(o Label) bool {
+	return l.Clearance != toolv1.Clearance_CLEARANCE_UNSPECIFIED && l.Clearance >= o.Clearance &&
+		l.Compartments.Covers(o.Compartments)
+}
+
+// ReachedBy reports whether a caller of shape reaches what l labels.
+func (l Label) ReachedBy(s Shape) bool { return s.Reaches(l.Clearance, l.Compartments) }
+
 // Actor is one hop of a delegation chain.
 type Actor struct {
 	Subject string
@@ -156,6 +179,14 @@ type Tool struct {
 	// numbered by the generation; OutputRuleCompartments likewise.
 	InputRuleCompartments  []Compartments
 	OutputRuleCompartments []Compartments
+	// CardFloor is the floor of any card in the tool's answer (SPEC 7.8):
+	// the tool's gate (min clearance and compartments) joined with the
+	// output message's default read policy. A card deeper in the answer
+	// also sits below the labels of the fields that enclose it.
+	CardFloor Label
+	// AnswersCards is whether a card is reachable in the tool's answer, so
+	// card projection runs only for tools that can answer with one.
+	AnswersCards bool
 	// DescriptorHash is the wire-shape identity of the tool's package.
 	DescriptorHash string
 	// Index is the tool's position in its generation's table (sorted by

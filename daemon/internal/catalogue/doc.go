@@ -20,8 +20,11 @@
 // declares governance this garmd is not configured (or not built) to
 // enforce: approval grants without step 5, notification without --notify,
 // audit without a sink that keeps rows long enough, fail_closed without
-// audit, a tool at the listing's reserved path, and any tool whose answer
-// can carry a card, because card projection is not in this build.
+// audit, a tool at the listing's reserved path, and a tool whose answer can
+// carry a card when the catalogue's card vocabulary is not the one garmd
+// projects by field number. Mount also compiles the generation's
+// protovalidate validator, once, so a rule that does not compile refuses
+// the catalogue rather than its tool's calls.
 //
 // Why: a catalogue is the only way garmd learns its tools, so every
 // decision the chain makes is only as sound as the generation it reads.

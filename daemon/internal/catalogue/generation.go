@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"buf.build/go/protovalidate"
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/daemon/internal/call"
 	cataloguev1 "github.com/garm-dev/garm/gen/garm/catalogue/v1"
@@ -23,8 +24,8 @@ type Options struct {
 }
 
 // Generation is one loaded catalogue: every tool as the chain uses it,
-// computed once. A Generation is never changed after Load returns, so any
-// number of calls may read it at once.
+// computed once. A Generation is never changed after Mount accepts it, so
+// any number of calls may read it at once.
 type Generation struct {
 	// Digest is "sha256:" and the hex SHA-256 of the artifact's bytes.
 	Digest string
@@ -50,8 +51,9 @@ type Generation struct {
 	// ToolSets are the declared tool-set names, sorted.
 	ToolSets []string
 
-	routes map[string]*call.Tool
-	bits   map[string]call.Compartments
+	routes    map[string]*call.Tool
+	bits      map[string]call.Compartments
+	validator protovalidate.Validator
 }
 
 // Load reads and checks an artifact's bytes (artifact.Read) and builds the
@@ -213,7 +215,31 @@ func (g *Generation) newTool(a *artifact.Artifact, t *compile.Tool, rules *ruleN
 	if ct.OutputRuleCompartments, err = rules.of(ct.OutputPlan); err != nil {
 		return nil, fmt.Errorf("tool %s: %w", t.FQN, err)
 	}
+	if ct.CardFloor, err = g.cardFloor(ct); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", t.FQN, err)
+	}
 	return ct, nil
+}
+
+// cardFloor is SPEC 7.8's floor for t's cards: its gate joined with its
+// output message's default read policy. A default policy naming an
+// undeclared compartment is refused like any other undeclared name. Only a
+// tool that can answer with a card has one: reading the options of every
+// output would cost every load for the few tools that use it.
+func (g *Generation) cardFloor(t *call.Tool) (call.Label, error) {
+	floor := call.Label{Clearance: t.MinClearance, Compartments: t.Compartments}
+	if _, t.AnswersCards = reachesCard(t.Output); !t.AnswersCards {
+		return floor, nil
+	}
+	def, err := compile.DefaultFieldPolicyOf(t.Output)
+	if err != nil || def == nil {
+		return floor, err
+	}
+	comps, err := g.number(def.GetCompartments())
+	if err != nil {
+		return call.Label{}, fmt.Errorf("%s's default policy: %w", t.Output.FullName(), err)
+	}
+	return floor.Tighter(call.Label{Clearance: def.GetRead(), Compartments: comps}), nil
 }
 
 // ruleNumbering numbers the compartments of plan rules, sharing the result
@@ -297,6 +323,13 @@ func (g *Generation) CompartmentSet(names []string) (set call.Compartments, kept
 		}
 	}
 	return set, kept, dropped
+}
+
+// Numbered numbers names by this generation; ok is false when one of them
+// is not declared.
+func (g *Generation) Numbered(names []string) (set call.Compartments, ok bool) {
+	set, err := g.number(names)
+	return set, err == nil
 }
 
 // CompartmentNames are the names of set's bits, sorted. Bits this

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/garm-dev/garm/daemon/internal/call"
+	"github.com/garm-dev/garm/daemon/internal/chain/card"
 	"github.com/garm-dev/garm/daemon/internal/deny"
+	"github.com/garm-dev/garm/daemon/internal/fieldpath"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -36,15 +38,25 @@ type Steps struct {
 // governance each tool declares (SPEC 7.2). It returns nil, or a
 // *deny.Misconfigured listing every problem, tools in FQN order, each
 // naming the tool, what it declares and what is missing.
+//
+// Mount also compiles what the chain runs once per generation: the
+// protovalidate validator over every tool's input, rules and CEL included,
+// so a rule that does not compile refuses the catalogue instead of failing
+// its tool's calls. A generation serves only once Mount has accepted it.
 func Mount(g *Generation, s Steps) error {
 	var problems []string
 	for _, t := range g.Tools {
 		problems = append(problems, mountProblems(t, s)...)
 	}
-	if len(problems) == 0 {
-		return nil
+	if len(problems) > 0 {
+		return &deny.Misconfigured{Problems: problems}
 	}
-	return &deny.Misconfigured{Problems: problems}
+	v, problems := compileValidator(g.Tools)
+	if len(problems) > 0 {
+		return &deny.Misconfigured{Problems: problems}
+	}
+	g.validator = v
+	return nil
 }
 
 func mountProblems(t *call.Tool, s Steps) []string {
@@ -89,13 +101,27 @@ func mountProblems(t *call.Tool, s Steps) []string {
 	}
 
 	if path, ok := reachesCard(t.Output); ok {
-		where := "is itself a card"
-		if path != "" {
-			where = "reaches " + string(cardMessage) + " at " + path
+		if err := card.CheckVocabulary(cardAt(t.Output, path)); err != nil {
+			where := "is itself a card"
+			if path != "" {
+				where = "reaches " + string(cardMessage) + " at " + path
+			}
+			add("answers with %s, which %s, and the catalogue's card vocabulary is not the one garmd projects: %v", t.Output.FullName(), where, err)
 		}
-		add("answers with %s, which %s; card projection is not in this build, so a tool that can answer with a card does not mount", t.Output.FullName(), where)
 	}
 	return out
+}
+
+// cardAt is the card message at path below md, path being what
+// reachesCard found.
+func cardAt(md protoreflect.MessageDescriptor, path string) protoreflect.MessageDescriptor {
+	if path == "" {
+		return md
+	}
+	for _, name := range strings.Split(path, ".") {
+		md = fieldpath.Child(md.Fields().ByName(protoreflect.Name(name)))
+	}
+	return md
 }
 
 // retentionCovers reports whether a stream asserting retention r keeps a
