@@ -11,17 +11,27 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// Checker is step 3a: it refuses a request that sets a field its caller may
-// not write. It is safe for concurrent use; its cache is shared by every
+// Checker is step 3: it refuses a request that sets a field its caller may
+// not write (3a, CheckWrites) and one that breaks its own rules (3b,
+// Validate). It is safe for concurrent use; its caches are shared by every
 // call.
 type Checker struct {
 	cache *cache.Map[shapeKey, *writePlan]
+	// shown is the input schema each (plan, shape) was listed, for 3b.
+	shown *cache.Map[shapeKey, *shownSet]
+	// reads is what each CEL or message rule reads, so that no expression
+	// is parsed twice.
+	reads *cache.Map[ruleKey, *ruleReads]
 }
 
-// NewChecker is a Checker that keeps at most cacheSize resolutions; a
-// cacheSize of zero or less caches nothing and resolves on every call.
+// NewChecker is a Checker whose caches each keep at most cacheSize entries;
+// a cacheSize of zero or less caches nothing and resolves on every call.
 func NewChecker(cacheSize int) *Checker {
-	return &Checker{cache: cache.New[shapeKey, *writePlan](cacheSize)}
+	return &Checker{
+		cache: cache.New[shapeKey, *writePlan](cacheSize),
+		shown: cache.New[shapeKey, *shownSet](cacheSize),
+		reads: cache.New[ruleKey, *ruleReads](cacheSize),
+	}
 }
 
 // writePlan is what one caller shape may not set of one input plan.

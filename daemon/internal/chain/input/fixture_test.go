@@ -11,7 +11,9 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 )
 
-// fixture is testdata/update.proto built and loaded as garmd loads a catalogue.
+// fixture is testdata/update.proto (the write check's) and
+// testdata/validate.proto (validation's), built and loaded as garmd loads a
+// catalogue.
 var fixture = cataloguetest.NewFixture("testdata")
 
 func compartments(tb testing.TB, names ...string) call.Compartments {
