@@ -22,7 +22,7 @@ func TestCheckSaysAServableCatalogueWouldMount(t *testing.T) {
 	if err := garmd.Check(&out, garmd.CheckConfig{Catalogue: path}); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	for _, want := range []string{"9 tools:", "calc.v1.add VERB_READ", "fix.v1.rename VERB_WRITE", "would mount"} {
+	for _, want := range []string{"12 tools:", "calc.v1.add VERB_READ", "fix.v1.rename VERB_WRITE", "would mount"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("check output lacks %q:\n%s", want, out.String())
 		}

@@ -174,6 +174,7 @@ func startStack(t testing.TB, opts ...stackOption) *stack {
 	t.Cleanup(func() { _ = s.idpSrv.Close() })
 
 	s.crashRecords = startRecordsService(t, s.bus.url)
+	startProfilesService(t, s.bus.url)
 	startCalculator(t, s.bus.url)
 
 	data, err := fixtureCatalogue()

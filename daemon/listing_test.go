@@ -40,8 +40,9 @@ func fqns(l listed) []string {
 func TestListToolsShowsEachCallerWhatItMayCall(t *testing.T) {
 	s := startStack(t)
 	cases := map[string][]string{
-		"analyst":  {"calc.v1.add", "calc.v1.divide", "calc.v1.summarize", "fix.v1.echo", "fix.v1.get_record", "fix.v1.ping", "fix.v1.refuse", "fix.v1.rename", "fix.v1.stall"},
-		"support":  {"fix.v1.get_record", "fix.v1.rename"},
+		"analyst": {"calc.v1.add", "calc.v1.divide", "calc.v1.summarize", "fix.v1.echo", "fix.v1.get_profile", "fix.v1.get_profile_card",
+			"fix.v1.get_record", "fix.v1.list_profile_cards", "fix.v1.ping", "fix.v1.refuse", "fix.v1.rename", "fix.v1.stall"},
+		"support":  {"fix.v1.get_profile", "fix.v1.get_profile_card", "fix.v1.get_record", "fix.v1.list_profile_cards", "fix.v1.rename"},
 		"operator": {"fix.v1.echo", "fix.v1.ping", "fix.v1.refuse", "fix.v1.stall"},
 		"outsider": {"calc.v1.add", "calc.v1.divide", "calc.v1.summarize", "fix.v1.echo", "fix.v1.ping", "fix.v1.refuse", "fix.v1.stall"},
 	}

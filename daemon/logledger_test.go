@@ -71,7 +71,7 @@ func TestTheStartupReportSaysWhatGarmdIsAndWillDo(t *testing.T) {
 	logs := s.logs.String()
 	for _, want := range []string{
 		`"msg":"garmd: starting"`,
-		`"msg":"garmd: catalogue"`, `"producer":"garm-catalogue/library"`, `"schema_version":1`, `"compartments":2`, `"tools":9`,
+		`"msg":"garmd: catalogue"`, `"producer":"garm-catalogue/library"`, `"schema_version":1`, `"compartments":2`, `"tools":12`,
 		`"fqn":"fix.v1.rename","verb":"VERB_WRITE"`,
 		`"msg":"garmd: listening"`, `"bus":"` + s.bus.url,
 		`"msg":"garmd: trusted issuer"`, `"issuer":"` + s.idp.Issuer(),

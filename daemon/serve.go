@@ -97,6 +97,10 @@ func New(ctx context.Context, cfg Config) (*Daemon, error) {
 func (d *Daemon) open(ctx context.Context) error {
 	cfg, logger := d.cfg, d.logger
 
+	hashKey, err := ReadHashKey(cfg.HashKeyFile)
+	if err != nil {
+		return fmt.Errorf("--hash-key-file: %w", err)
+	}
 	before := heapInUse()
 	gen, err := loadAndMount(cfg.Catalogue, cfg.MaxTools)
 	if err != nil {
@@ -134,7 +138,7 @@ func (d *Daemon) open(ctx context.Context) error {
 		Serving:     d.serving,
 		Authn:       authenticator,
 		Input:       input.NewChecker(resolutionCache),
-		Redact:      redact.New(resolutionCache),
+		Redact:      redact.New(resolutionCache, hashKey),
 		Lister:      listing.New(listing.Options{}),
 		Dispatch:    dispatch.New(natsbus.New(d.nc)),
 		Recorder:    d.recorder,

@@ -2,6 +2,7 @@ package chain
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
 	"github.com/garm-dev/garm/daemon/internal/chain/authn"
+	"github.com/garm-dev/garm/daemon/internal/chain/card"
 	"github.com/garm-dev/garm/daemon/internal/chain/dispatch"
 	"github.com/garm-dev/garm/daemon/internal/chain/input"
 	rowstep "github.com/garm-dev/garm/daemon/internal/chain/ledger"
@@ -193,11 +195,19 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 		return nil, deny.Deny(deny.InvalidArgument, err.Error())
 	}
 
-	// Step 3: input. (a) the write check; (b) protovalidate arrives with
-	// input validation.
+	// Step 3: input. (a) the write check; (b) the request's own rules,
+	// with violations listed as far as this caller was shown the input.
+	shape := p.Shape()
 	idempotencyKey, err := c.Input.CheckWrites(p, tool, in)
 	if err != nil {
 		return nil, err
+	}
+	validator := gen.Validator()
+	if validator == nil {
+		return nil, deny.Fail(deny.Internal, "validation", "the serving generation was not mounted: it has no validator")
+	}
+	if err := c.Input.Validate(validator, tool, shape, in); err != nil {
+		return nil, asInternal(err, "validation")
 	}
 
 	// Step 4 (instance authorization, pre) is reserved (SPEC 11).
@@ -224,12 +234,20 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 	}
 
 	// Step 7 (instance authorization, post) is reserved (SPEC 11).
-	// Step 8: redaction, the field plan for this caller's shape.
-	res, err := c.Redact.Apply(tool, p.Shape(), out)
+	// Step 8: redaction, the field plan for this caller's shape, then the
+	// cards in the answer projected for it.
+	res, err := c.Redact.Apply(tool, shape, p.Tenant, out)
 	if err != nil {
 		return nil, deny.Fail(deny.Internal, "redaction", err.Error())
 	}
 	st.row.RedactionCount, st.row.DisclosedCount, st.row.RedactionPlan = res.Count, res.Disclosed, res.Plan
+	if tool.AnswersCards {
+		projected, err := card.Project(tool, shape, gen.Numbered, out)
+		if err != nil {
+			return nil, asInternal(err, "card_invalid")
+		}
+		st.row.RedactionCount += projected.Withheld
+	}
 	body, err := codec.EncodeAnswer(out, req.JSON)
 	if err != nil {
 		return nil, deny.Fail(deny.Internal, "encode", "the answer did not encode: "+err.Error())
@@ -251,6 +269,18 @@ func (c *Chain) list(gen *catalogue.Generation, p *call.Principal, req *Request,
 	}
 	st.noRecord = true
 	return &Response{Status: http.StatusOK, Body: body, ContentType: "application/json"}, nil
+}
+
+// asInternal keeps a step's refusal (deny.Denied) or failure (deny.Failed)
+// as it is and makes anything else an internal failure of the given kind.
+func asInternal(err error, kind string) error {
+	if d := (*deny.Denied)(nil); errors.As(err, &d) {
+		return err
+	}
+	if f := (*deny.Failed)(nil); errors.As(err, &f) {
+		return err
+	}
+	return deny.Fail(deny.Internal, kind, err.Error())
 }
 
 func refusal(err error) *Response {

@@ -33,19 +33,20 @@ func TestEveryTerminalPathWritesExactlyOneLedgerRow(t *testing.T) {
 		{"no token", r.request("", "/calc.v1.Calculator/Add", `{}`), answer, 401, "denied", ""},
 		{"unknown route", r.request(token, "/calc.v1.Calculator/Nope", `{}`), answer, 404, "denied", ""},
 		{"bad body", r.request(token, "/calc.v1.Calculator/Add", `{"a":"x"}`), answer, 400, "denied", ""},
-		{"no responders", r.request(token, "/calc.v1.Calculator/Add", `{}`), func(context.Context, *transport.Request) (*transport.Reply, error) {
+		{"invalid request", r.request(token, "/calc.v1.Calculator/Add", `{}`), answer, 400, "denied", ""},
+		{"no responders", r.request(token, "/calc.v1.Calculator/Add", `{"a":1,"b":2}`), func(context.Context, *transport.Request) (*transport.Reply, error) {
 			return nil, transport.ErrNoResponders
 		}, 503, "error", "no_responders"},
-		{"timeout", r.request(token, "/calc.v1.Calculator/Add", `{}`), func(context.Context, *transport.Request) (*transport.Reply, error) {
+		{"timeout", r.request(token, "/calc.v1.Calculator/Add", `{"a":1,"b":2}`), func(context.Context, *transport.Request) (*transport.Reply, error) {
 			return nil, transport.ErrTimeout
 		}, 504, "error", "timeout"},
-		{"a tool refusal", r.request(token, "/calc.v1.Calculator/Divide", `{}`), func(context.Context, *transport.Request) (*transport.Reply, error) {
+		{"a tool refusal", r.request(token, "/calc.v1.Calculator/Divide", `{"dividend":1,"divisor":1}`), func(context.Context, *transport.Request) (*transport.Reply, error) {
 			return &transport.Reply{ErrorCode: "422", Error: "division by zero"}, nil
 		}, 422, "error", "tool_refused"},
-		{"a panic in the transport", r.request(token, "/calc.v1.Calculator/Add", `{}`), func(context.Context, *transport.Request) (*transport.Reply, error) {
+		{"a panic in the transport", r.request(token, "/calc.v1.Calculator/Add", `{"a":1,"b":2}`), func(context.Context, *transport.Request) (*transport.Reply, error) {
 			panic("the transport blew up")
 		}, 500, "error", "panic"},
-		{"a reply that does not decode", r.request(token, "/calc.v1.Calculator/Add", `{}`), func(context.Context, *transport.Request) (*transport.Reply, error) {
+		{"a reply that does not decode", r.request(token, "/calc.v1.Calculator/Add", `{"a":1,"b":2}`), func(context.Context, *transport.Request) (*transport.Reply, error) {
 			return &transport.Reply{Body: []byte{0xff}}, nil
 		}, 500, "error", "bad_reply"},
 	}

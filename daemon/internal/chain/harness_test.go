@@ -49,6 +49,9 @@ func newRigRecording(tb testing.TB, rec ledger.Recorder) *rig {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	if err := catalogue.Mount(gen, catalogue.Steps{}); err != nil {
+		tb.Fatal(err)
+	}
 	r.serving.Store(gen)
 	r.key = keysettest.NewKey(tb, "ES256", "k1")
 	keys := keysettest.NewServer(tb, r.key)
@@ -60,7 +63,7 @@ func newRigRecording(tb testing.TB, rec ledger.Recorder) *rig {
 		Serving:     r.serving,
 		Authn:       a,
 		Input:       input.NewChecker(64),
-		Redact:      redact.New(64),
+		Redact:      redact.New(64, []byte("a chain test hash key")),
 		Lister:      listing.New(listing.Options{}),
 		Dispatch:    dispatch.New(transport.Func(func(ctx context.Context, req *transport.Request) (*transport.Reply, error) { return r.reply(ctx, req) })),
 		Recorder:    rec,

@@ -29,7 +29,7 @@ func TestNoWithheldValueSurvivesInTheMarshalledAnswer(t *testing.T) {
 	for _, tc := range shapeCases {
 		t.Run(tc.name, func(t *testing.T) {
 			m := answer(t, account, fullAccount)
-			got, err := redact.New(16).Apply(account, shapeOf(t, tc.clearance, tc.compartments...), m)
+			got, err := redact.New(16, hashKey).Apply(account, shapeOf(t, tc.clearance, tc.compartments...), tenant, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,15 +64,16 @@ func TestEveryElementOfAListAndEveryValueOfAMapIsWithheld(t *testing.T) {
 	  "contacts": [{"name": "A", "email": "a@mail.example"}, {"email": "b@mail.example"}, {"name": "C", "email": "c@mail.example"}],
 	  "holdings": {"x": {"amount": "1", "reference": "rx"}, "y": {"amount": "2"}, "z": {"reference": "rz"}}
 	}`)
-	got, err := redact.New(16).Apply(account, shapeOf(t, confidential), m)
+	got, err := redact.New(16, hashKey).Apply(account, shapeOf(t, confidential), tenant, m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Count != 2 {
 		t.Errorf("count %d: contacts.email and holdings.amount changed, each counts once", got.Count)
 	}
+	// contacts.email takes email_domain, holdings.amount (an int64) omit.
 	want := answer(t, account, `{
-	  "contacts": [{"name": "A"}, {}, {"name": "C"}],
+	  "contacts": [{"name": "A", "email": "***@mail.example"}, {"email": "***@mail.example"}, {"name": "C", "email": "***@mail.example"}],
 	  "holdings": {"x": {"reference": "rx"}, "y": {}, "z": {"reference": "rz"}}
 	}`)
 	if !proto.Equal(m.Interface(), want.Interface()) {
@@ -82,11 +83,11 @@ func TestEveryElementOfAListAndEveryValueOfAMapIsWithheld(t *testing.T) {
 
 func TestAnAnswerWithoutDeniedFieldsCountsNothingAndKeepsThePlan(t *testing.T) {
 	account := tool(t, "get_account")
-	r := redact.New(16)
+	r := redact.New(16, hashKey)
 	low := shapeOf(t, internal)
 	m := answer(t, account, `{"accountId": "a", "contacts": [{"name": "n"}], "holdings": {"k": {}}}`)
 	before := proto.Clone(m.Interface())
-	got, err := r.Apply(account, low, m)
+	got, err := r.Apply(account, low, tenant, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestAnAnswerWithoutDeniedFieldsCountsNothingAndKeepsThePlan(t *testing.T) {
 func TestAnEmptyDeniedMessageIsWithheldAndCounted(t *testing.T) {
 	account := tool(t, "get_account")
 	m := answer(t, account, `{"billing": {}}`)
-	got, err := redact.New(16).Apply(account, shapeOf(t, internal), m)
+	got, err := redact.New(16, hashKey).Apply(account, shapeOf(t, internal), tenant, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestAnEmptyDeniedMessageIsWithheldAndCounted(t *testing.T) {
 func TestAWithheldOneofMemberIsCleared(t *testing.T) {
 	account := tool(t, "get_account")
 	m := answer(t, account, `{"lastLoginIp": "IP-203.0.113.77"}`)
-	got, err := redact.New(16).Apply(account, shapeOf(t, internal), m)
+	got, err := redact.New(16, hashKey).Apply(account, shapeOf(t, internal), tenant, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestDisclosedCountsTheAuditedFieldsTheCallerReceives(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := redact.New(16).Apply(account, tc.shape, answer(t, account, tc.answer))
+			got, err := redact.New(16, hashKey).Apply(account, tc.shape, tenant, answer(t, account, tc.answer))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -193,7 +194,7 @@ func TestUnknownFieldsAreDroppedEverywhere(t *testing.T) {
 			t.Fatalf("the answer as decoded does not keep the unknown %q", unknown)
 		}
 	}
-	if _, err := redact.New(16).Apply(account, shapeOf(t, restricted, "financial", "pii"), m); err != nil {
+	if _, err := redact.New(16, hashKey).Apply(account, shapeOf(t, restricted, "financial", "pii"), tenant, m); err != nil {
 		t.Fatal(err)
 	}
 	out := marshal(t, m)
@@ -223,7 +224,7 @@ func TestAPathThatDoesNotResolveFailsTheCall(t *testing.T) {
 		for name, body := range map[string]string{"empty answer": `{}`, "full answer": fullAccount} {
 			t.Run(tc.name+"/"+name, func(t *testing.T) {
 				broken := withRuleNumbers(t, account, tc.path, tc.numbers)
-				_, err := redact.New(16).Apply(broken, shapeOf(t, internal), answer(t, broken, body))
+				_, err := redact.New(16, hashKey).Apply(broken, shapeOf(t, internal), tenant, answer(t, broken, body))
 				if err == nil {
 					t.Fatalf("rule %s at %v applied without error", tc.path, tc.numbers)
 				}
@@ -259,16 +260,16 @@ func withRuleNumbers(tb testing.TB, t *call.Tool, path string, numbers []int32) 
 
 func TestAnAnswerThePlanDoesNotDescribeFails(t *testing.T) {
 	account, balance := tool(t, "get_account"), tool(t, "get_balance")
-	r := redact.New(16)
-	if _, err := r.Apply(account, shapeOf(t, internal), answer(t, balance, `{}`)); err == nil {
+	r := redact.New(16, hashKey)
+	if _, err := r.Apply(account, shapeOf(t, internal), tenant, answer(t, balance, `{}`)); err == nil {
 		t.Error("a Balance was redacted with Account's plan")
 	}
 	planless := *account
 	planless.OutputPlan = nil
-	if _, err := r.Apply(&planless, shapeOf(t, internal), answer(t, account, `{}`)); err == nil {
+	if _, err := r.Apply(&planless, shapeOf(t, internal), tenant, answer(t, account, `{}`)); err == nil {
 		t.Error("a tool without an output plan was redacted")
 	}
-	if _, err := r.Apply(account, shapeOf(t, internal), nil); err == nil {
+	if _, err := r.Apply(account, shapeOf(t, internal), tenant, nil); err == nil {
 		t.Error("a nil answer was redacted")
 	}
 }

@@ -2,15 +2,21 @@
 // a tool's answer a caller may not read, withholds it, and tells the ledger
 // how much was withheld and under which plan, without ever naming a value.
 //
-// It owns two things. Resolution: a tool's output plan resolved for a
+// It owns three things. Resolution: a tool's output plan resolved for a
 // caller's shape (clearance and compartments) into the rules that shape may
 // not read — a rule below a denied one is left out, its parent's withholding
 // takes it — plus the audit_on_read rules the shape may read, and the
 // redaction_plan content address; resolutions are cached per (plan, shape)
-// in a bounded cache shared by every call. Application: walking each denied
-// rule's path, by field number, through nested messages, every element of a
-// list of messages and every value of a map of messages, withholding the
-// field in every instance; counting each rule that changed something once
+// in a bounded cache shared by every call. The transforms of on_deny
+// (transform.go): omit, mask, hash, email_domain, keep_last, truncate,
+// card_bin_last4, ip_prefix, url_origin and date_grain, each a pure function
+// of one value, with every failure, kind mismatch or unset arm falling back
+// to omit. Application: walking each denied rule's path, by field number,
+// through nested messages, every element of a list of messages and every
+// value of a map of messages, and applying the rule's arm to the field in
+// every instance — to each element of a list and each value of a map of
+// scalars or Timestamps, clearing the whole field when one of them cannot
+// be transformed; counting each rule that changed something once
 // (redaction_count) and each audited rule the answer still carries once
 // (disclosed_count); and dropping every unknown field, which no rule covers.
 //
@@ -27,12 +33,11 @@
 // caller may not read is kept from them. Withholding is decided once per
 // shape and plan, so the per-call work is a walk of the denied paths only.
 //
-// Deliberately not here yet: the transforms of on_deny (mask, hash,
-// email_domain and the rest of SPEC 7.7's table). Every denied field is
-// omitted whatever its on_deny says; SPEC 7.7 omits whenever a transform
-// fails, so omission is the subset of the table that never shows more than
-// the full table would. The transforms plug into withholdField on the same
-// resolution, whose Denied rules already carry on_deny, and whose plan
-// address already covers the arms. Card projection (SPEC 7.8), which runs
-// after the field plan, is not here either.
+// The hash arm is keyed by garmd's secret (and, with per_tenant_salt, by a
+// key derived from it and the caller's tenant for that call alone), so a
+// hashed value can be joined across answers but not guessed back.
+//
+// Deliberately not here: card projection (SPEC 7.8), which runs after the
+// field plan and decides per card node, not per field; and custom
+// transforms, for which Redaction reserves a number (SPEC 11).
 package redact

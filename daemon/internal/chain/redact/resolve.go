@@ -1,6 +1,8 @@
 package redact
 
 import (
+	"bytes"
+
 	"github.com/garm-dev/garm/daemon/internal/cache"
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/fieldpath"
@@ -22,18 +24,23 @@ type Resolution struct {
 	// Plan is the ledger's redaction_plan: the content address of Denied
 	// (see planAddress), empty when nothing is denied.
 	Plan string
+	// arms are Denied's on_deny, read once for every call of the shape.
+	arms []arm
 }
 
 // Redactor resolves plans per caller shape and applies them to answers. It
 // is safe for concurrent use; its cache is shared by every call.
 type Redactor struct {
-	cache *cache.Map[shapeKey, *Resolution]
+	cache   *cache.Map[shapeKey, *Resolution]
+	hashKey []byte
 }
 
-// New is a Redactor that keeps at most cacheSize resolutions; a cacheSize
-// of zero or less caches nothing and resolves on every call.
-func New(cacheSize int) *Redactor {
-	return &Redactor{cache: cache.New[shapeKey, *Resolution](cacheSize)}
+// New is a Redactor that keeps at most cacheSize resolutions and keys the
+// hash arm's HMAC with hashKey, which it copies. A cacheSize of zero or less
+// caches nothing and resolves on every call; an empty hashKey makes every
+// hash arm omit, since an unkeyed digest of a guessable value is the value.
+func New(cacheSize int, hashKey []byte) *Redactor {
+	return &Redactor{cache: cache.New[shapeKey, *Resolution](cacheSize), hashKey: bytes.Clone(hashKey)}
 }
 
 // Resolve is what shape may not read of plan. ruleBits[i] holds the
@@ -59,6 +66,7 @@ func resolve(plan *planv1.MessagePlan, ruleBits []call.Compartments, shape call.
 		}
 		if !shape.Reaches(rule.GetRead(), fieldpath.RuleCompartments(ruleBits, i, rule)) {
 			res.Denied = append(res.Denied, rule)
+			res.arms = append(res.arms, armOf(rule.GetOnDeny()))
 			continue
 		}
 		if rule.GetAuditOnRead() {

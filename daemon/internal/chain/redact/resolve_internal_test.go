@@ -66,7 +66,7 @@ func TestResolveDecidesEachRuleOnceAndPrunesBySegment(t *testing.T) {
 }
 
 func TestTheCacheNeverHoldsMoreThanItsSize(t *testing.T) {
-	r := New(10)
+	r := New(10, nil)
 	for c := range 100 {
 		r.Resolve(treePlan, treeBits, call.Shape{Clearance: internal, Compartments: call.Compartments(c)})
 		if n := r.cache.Len(); n > 10 {

@@ -28,7 +28,7 @@ func TestEachShapeIsDeniedExactlyTheFieldsItMayNotRead(t *testing.T) {
 	account := tool(t, "get_account")
 	for _, tc := range shapeCases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := redact.New(16).Resolve(account.OutputPlan, account.OutputRuleCompartments, shapeOf(t, tc.clearance, tc.compartments...))
+			res := redact.New(16, hashKey).Resolve(account.OutputPlan, account.OutputRuleCompartments, shapeOf(t, tc.clearance, tc.compartments...))
 			if got, want := paths(res.Denied), tc.denied; !slices.Equal(got, want) {
 				t.Errorf("denied %q, want %q", got, want)
 			}
@@ -47,7 +47,7 @@ func TestEachShapeIsDeniedExactlyTheFieldsItMayNotRead(t *testing.T) {
 
 func TestShapesDeniedDifferentFieldsHaveDifferentPlanAddresses(t *testing.T) {
 	account := tool(t, "get_account")
-	r := redact.New(16)
+	r := redact.New(16, hashKey)
 	seen := map[string]string{}
 	for _, tc := range shapeCases {
 		plan := r.Resolve(account.OutputPlan, account.OutputRuleCompartments, shapeOf(t, tc.clearance, tc.compartments...)).Plan
@@ -60,7 +60,7 @@ func TestShapesDeniedDifferentFieldsHaveDifferentPlanAddresses(t *testing.T) {
 
 func TestADeniedMessageTakesItsSubtreeButNotAFieldWhoseNameExtendsIt(t *testing.T) {
 	account := tool(t, "get_account")
-	r := redact.New(16)
+	r := redact.New(16, hashKey)
 	// At INTERNAL billing and billing_summary are both denied: billing's
 	// children go with it, billing_summary is a field of its own.
 	denied := paths(r.Resolve(account.OutputPlan, account.OutputRuleCompartments, shapeOf(t, internal)).Denied)
@@ -81,7 +81,7 @@ func TestADeniedMessageTakesItsSubtreeButNotAFieldWhoseNameExtendsIt(t *testing.
 
 func TestTheSameShapeGetsTheSameResolution(t *testing.T) {
 	account := tool(t, "get_account")
-	r := redact.New(16)
+	r := redact.New(16, hashKey)
 	low := shapeOf(t, internal)
 	first := r.Resolve(account.OutputPlan, account.OutputRuleCompartments, low)
 	if again := r.Resolve(account.OutputPlan, account.OutputRuleCompartments, low); again != first {
@@ -100,7 +100,7 @@ func TestTheSameShapeGetsTheSameResolution(t *testing.T) {
 
 func TestAFullCacheForgetsAShapeAndResolvesItAgain(t *testing.T) {
 	account := tool(t, "get_account")
-	r := redact.New(1)
+	r := redact.New(1, hashKey)
 	low, high := shapeOf(t, internal), shapeOf(t, restricted)
 	first := r.Resolve(account.OutputPlan, account.OutputRuleCompartments, low)
 	r.Resolve(account.OutputPlan, account.OutputRuleCompartments, high)
@@ -115,7 +115,7 @@ func TestAFullCacheForgetsAShapeAndResolvesItAgain(t *testing.T) {
 
 func TestARedactorThatCachesNothingStillResolves(t *testing.T) {
 	account := tool(t, "get_account")
-	r := redact.New(0)
+	r := redact.New(0, hashKey)
 	low := shapeOf(t, internal)
 	first := r.Resolve(account.OutputPlan, account.OutputRuleCompartments, low)
 	again := r.Resolve(account.OutputPlan, account.OutputRuleCompartments, low)
@@ -139,7 +139,7 @@ func TestCompartmentBitsThatDoNotMatchTheirRuleWithholdTheField(t *testing.T) {
 	}
 	for name, bits := range cases {
 		t.Run(name, func(t *testing.T) {
-			res := redact.New(0).Resolve(account.OutputPlan, bits, everything)
+			res := redact.New(0, hashKey).Resolve(account.OutputPlan, bits, everything)
 			if !slices.Contains(paths(res.Denied), "national_id") {
 				t.Fatalf("national_id was shown with mismatched bits: denied %q", paths(res.Denied))
 			}
@@ -155,7 +155,7 @@ func withBits(bits []call.Compartments, i int, b call.Compartments) []call.Compa
 
 func TestResolvingManyShapesAtOnceAgreesWithResolvingEachAlone(t *testing.T) {
 	account := tool(t, "get_account")
-	shared := redact.New(3) // smaller than the shapes used, so entries are evicted while read
+	shared := redact.New(3, hashKey) // smaller than the shapes used, so entries are evicted while read
 	var wg sync.WaitGroup
 	errs := make(chan error, 8*len(shapeCases))
 	for g := range 8 {
@@ -179,7 +179,7 @@ func TestResolvingManyShapesAtOnceAgreesWithResolvingEachAlone(t *testing.T) {
 }
 
 func TestAPlanOfNoRulesDeniesNothing(t *testing.T) {
-	res := redact.New(1).Resolve(&planv1.MessagePlan{Message: "google.protobuf.Empty"}, nil, call.Shape{Clearance: toolv1.Clearance_CLEARANCE_PUBLIC})
+	res := redact.New(1, hashKey).Resolve(&planv1.MessagePlan{Message: "google.protobuf.Empty"}, nil, call.Shape{Clearance: toolv1.Clearance_CLEARANCE_PUBLIC})
 	if len(res.Denied) != 0 || len(res.Audited) != 0 || res.Plan != "" {
 		t.Fatalf("an empty plan resolved to %+v", res)
 	}
