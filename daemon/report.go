@@ -51,7 +51,6 @@ var (
 		"approval.mode MODE_GRANT (needs step 5)",
 		"approval.mode MODE_NOTIFY (needs notify)",
 		"audit.level LEVEL_AUDIT and audit.fail_closed (need an audit sink)",
-		"answers that carry garm.card.v1.Card (card projection is not in this build)",
 	}
 )
 

@@ -7,6 +7,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/fieldpath"
 	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -222,6 +223,44 @@ func TestBelowComparesPathsBySegmentAndStrictly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := fieldpath.Below(tc.numbers, tc.rules); got != tc.want {
 				t.Fatalf("%v below %v: %v, want %v", tc.numbers, tc.rules, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestReadableWritableAndShownAreTheLatticesFieldTests(t *testing.T) {
+	const red call.Compartments = 1 << 0
+	const (
+		public       = toolv1.Clearance_CLEARANCE_PUBLIC
+		internal     = toolv1.Clearance_CLEARANCE_INTERNAL
+		confidential = toolv1.Clearance_CLEARANCE_CONFIDENTIAL
+	)
+	rule := &planv1.FieldRule{Path: "a", Read: internal, Write: confidential, Compartments: []string{"red"}}
+	runner := &planv1.FieldRule{Path: "k", Read: public, Write: public, RunnerSourced: true}
+	bits := []call.Compartments{red, 0}
+	cases := []struct {
+		name                      string
+		shape                     call.Shape
+		i                         int
+		rule                      *planv1.FieldRule
+		bits                      []call.Compartments
+		readable, writable, shown bool
+	}{
+		{"below read", call.Shape{Clearance: public, Compartments: red}, 0, rule, bits, false, false, false},
+		{"reads, may not write", call.Shape{Clearance: internal, Compartments: red}, 0, rule, bits, true, false, false},
+		{"reads and writes", call.Shape{Clearance: confidential, Compartments: red}, 0, rule, bits, true, true, true},
+		{"cleared but missing the compartment", call.Shape{Clearance: confidential}, 0, rule, bits, false, false, false},
+		{"bits that do not match fail closed", call.Shape{Clearance: confidential, Compartments: red}, 0, rule, []call.Compartments{0, 0}, false, false, false},
+		{"an unspecified caller reaches nothing", call.Shape{Compartments: red}, 0, rule, bits, false, false, false},
+		{"runner-sourced: writable, never shown", call.Shape{Clearance: confidential}, 1, runner, bits, true, true, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := fieldpath.Readable(tc.shape, tc.bits, tc.i, tc.rule)
+			w := fieldpath.Writable(tc.shape, tc.bits, tc.i, tc.rule)
+			s := fieldpath.Shown(tc.shape, tc.bits, tc.i, tc.rule)
+			if r != tc.readable || w != tc.writable || s != tc.shown {
+				t.Fatalf("readable %v writable %v shown %v, want %v %v %v", r, w, s, tc.readable, tc.writable, tc.shown)
 			}
 		})
 	}

@@ -104,9 +104,8 @@ func InputSchema(t *call.Tool, shape call.Shape) ([]byte, error) {
 	shown := make(map[*planv1.FieldRule]bool, len(rules))
 	for i, r := range rules {
 		// The write check's own test (step 3a), so the schema shows exactly
-		// what the caller may send.
-		writable := shape.Reaches(r.GetWrite(), fieldpath.RuleCompartments(t.InputRuleCompartments, i, r))
-		shown[r] = writable && !r.GetRunnerSourced()
+		// what the caller may send, and step 3b lists violations by it.
+		shown[r] = fieldpath.Shown(shape, t.InputRuleCompartments, i, r)
 	}
 	s, err := compile.AssembleSchema(t.InputPlan, func(r *planv1.FieldRule) bool { return shown[r] })
 	if err != nil {

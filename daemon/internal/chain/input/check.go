@@ -137,7 +137,7 @@ func resolve(plan *planv1.MessagePlan, ruleBits []call.Compartments, shape call.
 			continue
 		}
 		switch {
-		case !shape.Reaches(rule.GetWrite(), fieldpath.RuleCompartments(ruleBits, i, rule)):
+		case !fieldpath.Writable(shape, ruleBits, i, rule):
 			wp.unwritable = append(wp.unwritable, rule)
 		case rule.GetRunnerSourced():
 			wp.runner = append(wp.runner, rule)

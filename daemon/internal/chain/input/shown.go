@@ -39,8 +39,8 @@ func (c *Checker) shownFor(plan *planv1.MessagePlan, ruleBits []call.Compartment
 }
 
 // resolveShown is the shown set's cache miss. The test per rule is the
-// listing's (listing.InputSchema): writable by the shape and not
-// runner-sourced, with a hidden message field taking its subtree. Plans list
+// listing's (fieldpath.Shown), with a hidden message field taking its
+// subtree. Plans list
 // parents before children (SPEC 3.5), so a parent is decided before its
 // children; a rule whose parent path is missing from the plan is hidden.
 func resolveShown(plan *planv1.MessagePlan, ruleBits []call.Compartments, shape call.Shape) *shownSet {
@@ -48,7 +48,7 @@ func resolveShown(plan *planv1.MessagePlan, ruleBits []call.Compartments, shape 
 	s := &shownSet{rules: make(map[string]shownRule, len(rules)), all: true}
 	for i, r := range rules {
 		path := r.GetPath()
-		shown := shape.Reaches(r.GetWrite(), fieldpath.RuleCompartments(ruleBits, i, r)) && !r.GetRunnerSourced()
+		shown := fieldpath.Shown(shape, ruleBits, i, r)
 		if parent, ok := parentPath(path); ok {
 			shown = shown && s.rules[parent].shown
 		}

@@ -64,7 +64,7 @@ func resolve(plan *planv1.MessagePlan, ruleBits []call.Compartments, shape call.
 		if fieldpath.Below(rule.GetNumbers(), res.Denied) {
 			continue
 		}
-		if !shape.Reaches(rule.GetRead(), fieldpath.RuleCompartments(ruleBits, i, rule)) {
+		if !fieldpath.Readable(shape, ruleBits, i, rule) {
 			res.Denied = append(res.Denied, rule)
 			res.arms = append(res.arms, armOf(rule.GetOnDeny()))
 			continue
