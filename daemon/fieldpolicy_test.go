@@ -122,6 +122,22 @@ func TestValidationRefusalsListOnlyWhatTheCallerWasShown(t *testing.T) {
 	}
 }
 
+func TestAValidationRefusalIsPinnedWithItsWholeRow(t *testing.T) {
+	s := startStack(t)
+	ans := s.post(profilePath, s.token("support"), `{"id": "ab"}`)
+	if ans.status != http.StatusBadRequest {
+		t.Fatalf("%d %s", ans.status, ans.body)
+	}
+	assertRow(t, s.row(ans.eventID()), &ledgerv1.Event{
+		EventId: ans.eventID(), Tenant: "acme", App: "garmd", Outcome: "denied",
+		Tool: "fix.v1.get_profile", Method: profilePath,
+		PrincipalSubject: "user:sam@acme.example", PrincipalKind: "PRINCIPAL_KIND_USER", ChainDepth: 1,
+		ClearanceEffective: "CLEARANCE_INTERNAL", CompartmentsEffective: []string{"pii-contact"},
+		ErrorDetail:     "id: [string.min_len] must be at least 3 characters",
+		CatalogueDigest: ans.header.Get("Garm-Catalogue-Digest"), DaemonVersion: "dev",
+	})
+}
+
 func TestAValidRequestWithAReasonPasses(t *testing.T) {
 	s := startStack(t)
 	ans := s.post(profilePath, s.token("reviewer"), `{"id": "A-123", "reason": "a court order"}`)
@@ -194,6 +210,24 @@ func TestACardInAListIsDroppedForACallerMissingItsLabel(t *testing.T) {
 	// Each of the two cards shown withholds 3 nodes; the sealed card counts 1.
 	if row := s.row(ans.eventID()); row.GetRedactionCount() != 7 {
 		t.Errorf("redaction_count %d, want 7", row.GetRedactionCount())
+	}
+}
+
+func TestAnInvalidCardFailsTheCallForEveryCaller(t *testing.T) {
+	s := startStack(t)
+	for _, persona := range []string{"support", "analyst"} {
+		ans := s.post(profileCardPath, s.token(persona), `{"id": "P-BROKEN"}`)
+		if ans.status != http.StatusInternalServerError || string(ans.body) != `{"code":"internal","message":"The call failed inside garm."}` {
+			t.Fatalf("%s: %d %s", persona, ans.status, ans.body)
+		}
+		row := s.row(ans.eventID())
+		if row.GetOutcome() != "error" || row.GetErrorKind() != "card_invalid" ||
+			row.GetErrorDetail() != "the answer's card: body[0].facts.facts[0]: label CLEARANCE_INTERNAL is below the enclosing CLEARANCE_CONFIDENTIAL" {
+			t.Errorf("%s: row outcome %q kind %q detail %q", persona, row.GetOutcome(), row.GetErrorKind(), row.GetErrorDetail())
+		}
+		if strings.Contains(row.GetErrorDetail(), "BROKEN-SECRET") || strings.Contains(row.GetErrorDetail(), "Broken record") {
+			t.Errorf("the detail quotes the card: %q", row.GetErrorDetail())
+		}
 	}
 }
 

@@ -34,8 +34,14 @@ const fullProfile = `{
 // profileCard is the card the profiles service renders for id. Its own
 // label is left to the floor, the email fact is confidential, and the
 // identity section holds one restricted element. A sealed profile's card is
-// restricted whole.
+// restricted whole; a broken profile's card is invalid.
 func profileCard(id string) string {
+	if id == "P-BROKEN" {
+		// A fact labelled below its card: the tool's bug, which fails the
+		// call for every caller.
+		return `{"title": "Broken record", "access": {"clearance": "CLEARANCE_CONFIDENTIAL", "compartments": ["pii-contact"]},
+  "body": [{"facts": {"facts": [{"label": "Secret", "value": "BROKEN-SECRET", "access": {"clearance": "CLEARANCE_INTERNAL", "compartments": ["pii-contact"]}}]}}]}`
+	}
 	if id == "P-SEALED" {
 		return `{"kind": "KIND_RECORD", "subjectId": "P-SEALED", "title": "Sealed record",
   "body": [{"text": {"text": "Sealed by court order."}}],

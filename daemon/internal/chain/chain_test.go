@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/garm-dev/garm/daemon/internal/catalogue"
+	"github.com/garm-dev/garm/daemon/internal/catalogue/cataloguetest"
 	"github.com/garm-dev/garm/daemon/internal/chain"
 	"github.com/garm-dev/garm/daemon/internal/transport"
 	"google.golang.org/protobuf/proto"
@@ -119,5 +121,25 @@ func TestTheRequestReachesTheToolInBinaryOnItsSubject(t *testing.T) {
 	}
 	if got := in.Get(tool.Input.Fields().ByName("b")).Float(); got != 2 {
 		t.Fatalf("b = %v", got)
+	}
+}
+
+func TestAGenerationThatWasNeverMountedFailsClosed(t *testing.T) {
+	r := newRig(t)
+	unmounted, err := catalogue.Load(cataloguetest.Calculator(t), catalogue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.serving.Store(unmounted)
+	r.reply = func(context.Context, *transport.Request) (*transport.Reply, error) {
+		t.Error("an unmounted generation reached the tool")
+		return nil, transport.ErrNoResponders
+	}
+	resp := r.chain.Run(context.Background(), r.request(r.token(t), "/calc.v1.Calculator/Add", `{"a":1,"b":2}`))
+	if resp.Status != http.StatusInternalServerError {
+		t.Fatalf("%d %s", resp.Status, resp.Body)
+	}
+	if rows := r.recorder.Rows(); len(rows) != 1 || rows[0].GetErrorKind() != "validation" {
+		t.Fatalf("rows %v", rows)
 	}
 }
