@@ -3,10 +3,7 @@ package garmd_test
 import (
 	"context"
 	"testing"
-	"time"
 
-	"github.com/garm-dev/garm/catalogue-builder/artifact"
-	"github.com/garm-dev/garm/runtime/garmtool"
 	"github.com/garm-dev/garm/runtime/toolbind"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -65,34 +62,11 @@ func profileCard(id string) string {
 }`
 }
 
-// startProfilesService serves the fixture's Profiles service from the
-// catalogue's own descriptors, answering in full.
+// startProfilesService serves the fixture's Profiles service, answering in
+// full.
 func startProfilesService(t testing.TB, url string) {
 	t.Helper()
-	data, err := fixtureCatalogue()
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := artifact.Read(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := garmtool.New("profiles", "0.1.0", garmtool.WithDrainTimeout(time.Second))
-	for _, tool := range a.Tools() {
-		if tool.Service.Desc.FullName() != "fix.v1.Profiles" {
-			continue
-		}
-		in, out := tool.Desc.Input(), tool.Desc.Output()
-		ref := toolbind.ToolRef{
-			FQN: tool.FQN, Subject: tool.Subject, Method: tool.Method, Service: string(tool.Service.Desc.FullName()),
-			ContractVersion: "test", DescriptorHash: a.Catalogue.GetDescriptorHashes()["fix.v1"],
-		}
-		h := profilesHandler(string(tool.Desc.Name()), out)
-		if err := svc.Endpoint(ref, func() proto.Message { return dynamicpb.NewMessage(in) }, h); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_ = runService(t, url, svc)
+	_ = serveFixtureService(t, url, "profiles", "fix.v1.Profiles", profilesHandler)
 }
 
 func profilesHandler(method string, out protoreflect.MessageDescriptor) toolbind.Handler {

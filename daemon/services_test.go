@@ -69,10 +69,16 @@ func startCalculator(t testing.TB, url string) {
 	_ = runService(t, url, svc)
 }
 
-// startRecordsService serves the records fixture's Records service from the
-// catalogue's own descriptors, with dynamic messages: a real tool service on
-// the bus, without generated code.
+// startRecordsService serves the records fixture's Records service.
 func startRecordsService(t testing.TB, url string) (crash func()) {
+	t.Helper()
+	return serveFixtureService(t, url, "records", "fix.v1.Records", recordsHandler)
+}
+
+// serveFixtureService serves one service of the fixture catalogue from the
+// catalogue's own descriptors, with dynamic messages: a real tool service
+// on the bus, without generated code. handler gives each method's handler.
+func serveFixtureService(t testing.TB, url, name string, service protoreflect.FullName, handler func(method string, out protoreflect.MessageDescriptor) toolbind.Handler) (crash func()) {
 	t.Helper()
 	data, err := fixtureCatalogue()
 	if err != nil {
@@ -82,17 +88,17 @@ func startRecordsService(t testing.TB, url string) (crash func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := garmtool.New("records", "0.1.0", garmtool.WithDrainTimeout(time.Second))
+	svc := garmtool.New(name, "0.1.0", garmtool.WithDrainTimeout(time.Second))
 	for _, tool := range a.Tools() {
-		if tool.Service.Desc.FullName() != "fix.v1.Records" {
+		if tool.Service.Desc.FullName() != service {
 			continue
 		}
 		in, out := tool.Desc.Input(), tool.Desc.Output()
 		ref := toolbind.ToolRef{
-			FQN: tool.FQN, Subject: tool.Subject, Method: tool.Method, Service: string(tool.Service.Desc.FullName()),
+			FQN: tool.FQN, Subject: tool.Subject, Method: tool.Method, Service: string(service),
 			ContractVersion: "test", DescriptorHash: a.Catalogue.GetDescriptorHashes()["fix.v1"],
 		}
-		h := recordsHandler(string(tool.Desc.Name()), out)
+		h := handler(string(tool.Desc.Name()), out)
 		if err := svc.Endpoint(ref, func() proto.Message { return dynamicpb.NewMessage(in) }, h); err != nil {
 			t.Fatal(err)
 		}

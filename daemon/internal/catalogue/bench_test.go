@@ -38,16 +38,25 @@ func BenchmarkLoadTenThousandTools(b *testing.B) {
 // heldBy is the live heap one loaded generation of data keeps.
 func heldBy(b *testing.B, data []byte) uint64 {
 	b.Helper()
+	return liveHeapAdded(func() any {
+		g, err := catalogue.Load(data, catalogue.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return g
+	})
+}
+
+// liveHeapAdded is the live heap (after a GC) that grow adds and keeps
+// through what it returns.
+func liveHeapAdded(grow func() any) uint64 {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	g, err := catalogue.Load(data, catalogue.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	kept := grow()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	runtime.KeepAlive(g)
+	runtime.KeepAlive(kept)
 	if after.HeapAlloc < before.HeapAlloc {
 		return 0
 	}
@@ -86,17 +95,10 @@ func mountHolds(b *testing.B, data []byte) uint64 {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	if err := catalogue.Mount(g, catalogue.Steps{}); err != nil {
-		b.Fatal(err)
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	runtime.KeepAlive(g)
-	if after.HeapAlloc < before.HeapAlloc {
-		return 0
-	}
-	return after.HeapAlloc - before.HeapAlloc
+	return liveHeapAdded(func() any {
+		if err := catalogue.Mount(g, catalogue.Steps{}); err != nil {
+			b.Fatal(err)
+		}
+		return g
+	})
 }

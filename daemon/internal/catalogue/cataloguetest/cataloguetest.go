@@ -11,6 +11,9 @@ import (
 	"github.com/garm-dev/garm/catalogue-builder/buildertest"
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
 )
 
 // Build builds the catalogue of every .proto file under the include roots
@@ -109,4 +112,15 @@ func (f *Fixture) Tool(tb testing.TB, name string) *call.Tool {
 	}
 	tb.Fatalf("the fixture has no tool %q", name)
 	return nil
+}
+
+// Message is a message of md, built from the catalogue's descriptors as
+// garmd builds one (dynamicpb), holding the given protojson.
+func Message(tb testing.TB, md protoreflect.MessageDescriptor, json string) *dynamicpb.Message {
+	tb.Helper()
+	m := dynamicpb.NewMessage(md)
+	if err := protojson.Unmarshal([]byte(json), m); err != nil {
+		tb.Fatalf("%s %s: %v", md.FullName(), json, err)
+	}
+	return m
 }

@@ -32,11 +32,7 @@ func numbering(tb testing.TB) card.Numbering {
 // garmd builds it, holding the given protojson.
 func answer(tb testing.TB, t *call.Tool, json string) *dynamicpb.Message {
 	tb.Helper()
-	m := dynamicpb.NewMessage(t.Output)
-	if err := protojson.Unmarshal([]byte(json), m); err != nil {
-		tb.Fatalf("answer %s: %v", json, err)
-	}
-	return m
+	return cataloguetest.Message(tb, t.Output, json)
 }
 
 func shapeOf(tb testing.TB, clearance toolv1.Clearance, names ...string) call.Shape {

@@ -6,9 +6,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/catalogue/cataloguetest"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/types/dynamicpb"
 )
 
 // fixture is testdata/update.proto (the write check's) and
@@ -26,11 +24,7 @@ func tool(tb testing.TB, name string) *call.Tool { return fixture.Tool(tb, name)
 // garmd builds it, holding the given protojson.
 func request(tb testing.TB, t *call.Tool, json string) protoreflect.Message {
 	tb.Helper()
-	m := dynamicpb.NewMessage(t.Input)
-	if err := protojson.Unmarshal([]byte(json), m); err != nil {
-		tb.Fatalf("request %s: %v", json, err)
-	}
-	return m
+	return cataloguetest.Message(tb, t.Input, json)
 }
 
 // principal is a caller of the given clearance and compartments, running

@@ -8,7 +8,6 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/catalogue/cataloguetest"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 )
@@ -26,11 +25,7 @@ func tool(tb testing.TB, name string) *call.Tool { return fixture.Tool(tb, name)
 // garmd builds it, holding the given protojson.
 func answer(tb testing.TB, t *call.Tool, json string) protoreflect.Message {
 	tb.Helper()
-	m := dynamicpb.NewMessage(t.Output)
-	if err := protojson.Unmarshal([]byte(json), m); err != nil {
-		tb.Fatalf("answer %s: %v", json, err)
-	}
-	return m
+	return cataloguetest.Message(tb, t.Output, json)
 }
 
 func shapeOf(tb testing.TB, clearance toolv1.Clearance, names ...string) call.Shape {
