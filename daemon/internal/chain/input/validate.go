@@ -28,6 +28,11 @@ type Violation struct {
 	Message string `json:"message"`
 }
 
+// MaxListed is the most violations one refusal lists: a request of many
+// elements can break one rule in each, and the answer must not grow with
+// it. The first MaxListed listed ones are kept, in protovalidate's order.
+const MaxListed = 100
+
 // Validate is step 3b: it runs v (the generation's protovalidate validator,
 // built once per generation by the catalogue, compiled eagerly) over req,
 // the decoded request to t.
@@ -35,7 +40,7 @@ type Violation struct {
 // A valid request is nil. Broken rules are a *deny.Denied (InvalidArgument)
 // whose Detail, for the ledger only, holds every violation — path, rule id
 // and message — and whose Extra["violations"] is a []Violation, never nil,
-// listing only what shape was shown (SPEC 7.4 3b, 7.6): a violation on a
+// listing only what shape was shown (SPEC 7.4 3b, 7.6), at most MaxListed: a violation on a
 // field in its input schema; a CEL rule only when every field it reads is
 // in it; a oneof or message-oneof rule only when every field it concerns
 // is. What cannot be placed in the schema is not listed. Any other failure
@@ -81,7 +86,9 @@ func (c *Checker) Validate(v protovalidate.Validator, t *call.Tool, shape call.S
 				message = ""
 			}
 		}
-		listed = append(listed, Violation{Field: at.field, Rule: pv.Proto.GetRuleId(), Message: message})
+		if len(listed) < MaxListed {
+			listed = append(listed, Violation{Field: at.field, Rule: pv.Proto.GetRuleId(), Message: message})
+		}
 	}
 	if len(broken.Violations) == 0 {
 		detail.WriteString("protovalidate reported a validation error without violations")

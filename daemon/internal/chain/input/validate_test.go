@@ -257,3 +257,11 @@ func TestValidatingForManyCallersAtOnceAgreesWithValidatingEachAlone(t *testing.
 		t.Error(err)
 	}
 }
+
+func TestARefusalListsAtMostMaxListedViolations(t *testing.T) {
+	items := strings.Repeat(`{"name": ""},`, 2*input.MaxListed)
+	d := refused(t, high, `{"items": [`+strings.TrimSuffix(items, ",")+`]}`)
+	if listed := listedOf(t, d); len(listed) != input.MaxListed {
+		t.Fatalf("%d violations listed, want %d", len(listed), input.MaxListed)
+	}
+}

@@ -59,18 +59,26 @@ func Open(eventID string, now time.Time, path, version string) *ledgerv1.Event {
 // to choose, and the ledger must not grow with it.
 const maxPath = 256
 
-// recordablePath is the path as a row may hold it: valid UTF-8 (a row must
-// marshal), at most maxPath bytes, marked when cut.
-func recordablePath(path string) string {
-	path = strings.ToValidUTF8(path, "\uFFFD")
-	if len(path) <= maxPath {
-		return path
+// maxDetail bounds error_detail: a detail can grow with the request (every
+// violation of a request with many elements), and a row must stay well
+// inside what a ledger stream accepts in one message.
+const maxDetail = 4 << 10
+
+// recordablePath is the path as a row may hold it.
+func recordablePath(path string) string { return bounded(path, maxPath) }
+
+// bounded is s as a row may hold it: valid UTF-8 (a row must marshal), at
+// most max bytes, cut on a rune boundary and marked when cut.
+func bounded(s string, max int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= max {
+		return s
 	}
-	cut := maxPath
-	for cut > 0 && !utf8.RuneStart(path[cut]) {
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return path[:cut] + "…"
+	return s[:cut] + "…"
 }
 
 // Principal fills the columns of who called.
@@ -92,6 +100,7 @@ func Tool(e *ledgerv1.Event, t *call.Tool) { e.Tool = t.FQN }
 // Finish completes the row with how the call ended.
 func Finish(e *ledgerv1.Event, err error, latency time.Duration) {
 	e.Outcome = deny.Outcome(err)
-	e.ErrorKind, e.ErrorDetail = deny.Detail(err)
+	kind, detail := deny.Detail(err)
+	e.ErrorKind, e.ErrorDetail = kind, bounded(detail, maxDetail)
 	e.LatencyMs = float64(latency.Nanoseconds()) / 1e6
 }

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	rowstep "github.com/garm-dev/garm/daemon/internal/chain/ledger"
+	"github.com/garm-dev/garm/daemon/internal/deny"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -52,6 +53,21 @@ func TestARowRecordsACallersPathBoundedAndValid(t *testing.T) {
 		t.Fatalf("method column %q", bad.GetMethod())
 	}
 	if _, err := proto.Marshal(bad); err != nil {
+		t.Fatalf("the row does not marshal: %v", err)
+	}
+}
+
+func TestARowRecordsADetailBoundedAndValid(t *testing.T) {
+	e := rowstep.Open("id", time.Unix(0, 0), "/p", "v")
+	rowstep.Finish(e, deny.Deny(deny.InvalidArgument, strings.Repeat("violation é; ", 2000)+"\xff"), time.Millisecond)
+	if d := e.GetErrorDetail(); len(d) > 4<<10+len("…") || !utf8.ValidString(d) || !strings.HasSuffix(d, "…") {
+		t.Fatalf("detail of %d bytes, valid %v", len(d), utf8.ValidString(d))
+	}
+	rowstep.Finish(e, deny.Deny(deny.InvalidArgument, "a\xffb"), time.Millisecond)
+	if d := e.GetErrorDetail(); d != "a\uFFFDb" {
+		t.Fatalf("detail %q", d)
+	}
+	if _, err := proto.Marshal(e); err != nil {
 		t.Fatalf("the row does not marshal: %v", err)
 	}
 }
