@@ -187,6 +187,10 @@ type Tool struct {
 	// AnswersCards is whether a card is reachable in the tool's answer, so
 	// card projection runs only for tools that can answer with one.
 	AnswersCards bool
+	// CardHolders are the message types in the tool's answer that are or
+	// hold a card, computed once, so projection walks only into fields
+	// that can lead to one; nil when the answer holds none.
+	CardHolders map[protoreflect.FullName]bool
 	// DescriptorHash is the wire-shape identity of the tool's package.
 	DescriptorHash string
 	// Index is the tool's position in its generation's table (sorted by

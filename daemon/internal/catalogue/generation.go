@@ -10,6 +10,7 @@ import (
 	"buf.build/go/protovalidate"
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/daemon/internal/call"
+	"github.com/garm-dev/garm/daemon/internal/chain/card"
 	cataloguev1 "github.com/garm-dev/garm/gen/garm/catalogue/v1"
 	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
@@ -215,31 +216,35 @@ func (g *Generation) newTool(a *artifact.Artifact, t *compile.Tool, rules *ruleN
 	if ct.OutputRuleCompartments, err = rules.of(ct.OutputPlan); err != nil {
 		return nil, fmt.Errorf("tool %s: %w", t.FQN, err)
 	}
-	if ct.CardFloor, err = g.cardFloor(ct); err != nil {
+	if err = g.readCards(ct); err != nil {
 		return nil, fmt.Errorf("tool %s: %w", t.FQN, err)
 	}
 	return ct, nil
 }
 
-// cardFloor is SPEC 7.8's floor for t's cards: its gate joined with its
-// output message's default read policy. A default policy naming an
-// undeclared compartment is refused like any other undeclared name. Only a
-// tool that can answer with a card has one: reading the options of every
-// output would cost every load for the few tools that use it.
-func (g *Generation) cardFloor(t *call.Tool) (call.Label, error) {
-	floor := call.Label{Clearance: t.MinClearance, Compartments: t.Compartments}
+// readCards fills t's card fields: whether its answer can hold a card,
+// which of its message types lead to one, and SPEC 7.8's floor — its gate
+// joined with its output message's default read policy. A default policy
+// naming an undeclared compartment is refused like any other undeclared
+// name. Only a tool that can answer with a card has any of this: reading
+// the options of every output would cost every load for the few tools that
+// use it.
+func (g *Generation) readCards(t *call.Tool) error {
+	t.CardFloor = call.Label{Clearance: t.MinClearance, Compartments: t.Compartments}
 	if _, t.AnswersCards = reachesCard(t.Output); !t.AnswersCards {
-		return floor, nil
+		return nil
 	}
+	t.CardHolders = card.Holders(t.Output)
 	def, err := compile.DefaultFieldPolicyOf(t.Output)
 	if err != nil || def == nil {
-		return floor, err
+		return err
 	}
 	comps, err := g.number(def.GetCompartments())
 	if err != nil {
-		return call.Label{}, fmt.Errorf("%s's default policy: %w", t.Output.FullName(), err)
+		return fmt.Errorf("%s's default policy: %w", t.Output.FullName(), err)
 	}
-	return floor.Tighter(call.Label{Clearance: def.GetRead(), Compartments: comps}), nil
+	t.CardFloor = t.CardFloor.Tighter(call.Label{Clearance: def.GetRead(), Compartments: comps})
+	return nil
 }
 
 // ruleNumbering numbers the compartments of plan rules, sharing the result

@@ -51,7 +51,9 @@ func Project(t *call.Tool, shape call.Shape, number Numbering, resp protoreflect
 			return Result{}, err
 		}
 	} else {
-		w.reach = reaching(md)
+		if w.reach = t.CardHolders; w.reach == nil {
+			w.reach = reaching(md)
+		}
 		if !w.reach[md.FullName()] {
 			return Result{}, nil
 		}

@@ -19,6 +19,13 @@ func Reaches(md protoreflect.MessageDescriptor) bool {
 	return reaching(md)[md.FullName()]
 }
 
+// Holders is the set of message types reachable from root that are or hold
+// a card: what Project walks into. It is a function of the descriptor only,
+// so the catalogue computes it once per tool (call.Tool.CardHolders).
+func Holders(root protoreflect.MessageDescriptor) map[protoreflect.FullName]bool {
+	return reaching(root)
+}
+
 // reaching is the set of message types reachable from root that are or
 // hold a card. It walks the type graph once and then goes backwards from
 // the cards, so a recursive type is decided right however the cycle is
