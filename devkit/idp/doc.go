@@ -1,6 +1,7 @@
-// Package idp is the dev identity provider (SPEC 8): it issues ES256 tokens for the personas of
-// a YAML file, serves the key that verifies them, and serves the file itself, so a developer can
-// call garmd as a support agent, an analyst or an agent acting for one without a real IdP.
+// Package idp is the dev identity provider (SPEC 8): it issues ES256 tokens and approval grants
+// for the personas of a YAML file, serves the key that verifies them, and serves the file itself,
+// so a developer can call garmd as a support agent, an analyst or an agent acting for one, and
+// approve a call as one of them, without a real IdP.
 //
 // It owns the persona file and its validation ([ParsePersonas], [Personas.Validate]: every
 // problem reported at once), the fold of a persona's roles into one garm claim, the signing key,
@@ -9,6 +10,9 @@
 //   - GET [JWKSPath]: the public key only, with its kid, alg ES256 and use sig.
 //   - GET [TokenPath]?user=<handle>[&as=<agent>][&exec=<runner subject>]: the compact JWT as
 //     text/plain ([IdP.Token], [IdP.TokenWithExec]).
+//   - POST [GrantPath] with a JSON [GrantRequest] ({"approver", "tool", "subject", "material",
+//     "task"}, no other key, at most [MaxGrantBody] bytes): the compact grant JWS as text/plain
+//     ([IdP.Grant]).
 //   - GET [PersonasPath]: the canonical persona file as JSON; it reads back with [ParsePersonas].
 //
 // A token carries iss, sub, aud (one string), iat, nbf, exp, jti, tenant and the garm claim
@@ -17,6 +21,16 @@
 // and the agent's own garm claim: the agent's authority is never merged into the user's,
 // because garmd intersects the levels and a hop may only narrow. With exec, it carries
 // exec {sub, iss}.
+//
+// A grant (SPEC 7.9) carries iss, aud ([Options.GrantAudience]), jti (128 random bits, hex),
+// iat, exp ([Options.GrantTTL]) and garm_grant: tool, subject, task when given, material when
+// texts are given, the approver's subject, clearance and compartments (always present, sorted),
+// the approver's roles folded as for a token. It never carries act: only a user persona
+// approves, never an agent, and never for someone else. The material claim is
+// [wire.MaterialDigest] of the texts the approver saw, the very function garmd recomputes it
+// from the request with, so the IdP and garmd cannot spell a value differently. The texts are
+// signed as given: the IdP does not know the tool's request and does not second-guess what was
+// approved (a path must still be dotted proto field names).
 //
 // A persona's roles grant, so they fold by union: the highest clearance of any role, the union
 // of compartments and of verbs, and the union of tool sets — except that a persona holding any
@@ -27,15 +41,16 @@
 // It refuses: a persona file with an unknown key, a misspelt clearance, verb or kind, an unknown
 // role or may_act_for user, a persona with no clearance, a subject used twice, or a handle that
 // is both a user and an agent; a token for an agent as the user, an actor that is a user, and an
-// agent acting for a user it does not list (403); and any listen address that is not loopback,
-// checked on the address asked for and again on the address bound.
+// agent acting for a user it does not list (403); a grant approved by an agent or a persona not
+// of kind USER, an unknown approver (404), a missing or unprintable tool or subject, and a body
+// with an unknown or repeated key; and any listen address that is not loopback, checked on the
+// address asked for and again on the address bound.
 //
 // Why it is shaped this way: the key is generated in [New] and lives only in memory, and the
 // default issuer ([DefaultIssuer]) is a name that never resolves, so a token from this IdP can
 // only be accepted by a garmd explicitly pointed at a running [Server]'s [Server.JWKSURL] — it
-// cannot be mistaken for, or trusted as, a real identity. Signing goes through one method so
-// that approval grants (POST /grant, not served yet) are issued with the same key and issuer
-// beside the tokens.
+// cannot be mistaken for, or trusted as, a real identity. Signing goes through one method, so
+// approval grants are issued with the same key and issuer as the tokens.
 //
 // This is development-only code: garmd never links it (an import rule checks that
 // daemon/cmd/garmd does not reach devkit/), and nothing here is a model for production identity.

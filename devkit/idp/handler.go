@@ -11,6 +11,7 @@ import (
 const (
 	JWKSPath     = "/.well-known/jwks.json"
 	TokenPath    = "/token"
+	GrantPath    = "/grant"
 	PersonasPath = "/personas"
 )
 
@@ -18,12 +19,13 @@ const (
 // misspelt "as" cannot quietly yield a token without the actor.
 var tokenParams = map[string]bool{"user": true, "as": true, "exec": true}
 
-// Handler serves the key set, tokens and the persona file. A method a path does not serve is
-// answered 405; errors are short plain text.
+// Handler serves the key set, tokens, approval grants and the persona file. A method a path
+// does not serve is answered 405; errors are short plain text.
 func (i *IdP) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+JWKSPath, i.serveJWKS)
 	mux.HandleFunc("GET "+TokenPath, i.serveToken)
+	mux.HandleFunc("POST "+GrantPath, i.serveGrant)
 	mux.HandleFunc("GET "+PersonasPath, i.servePersonas)
 	return mux
 }
@@ -48,18 +50,24 @@ func (i *IdP) serveToken(w http.ResponseWriter, r *http.Request) {
 	} else {
 		token, err = i.TokenWithExec(user, as, exec)
 	}
+	i.answerIssued(w, "token", token, err)
+}
+
+// answerIssued answers a token or grant as text/plain, never cached, or the error that
+// prevented it with its status; an unexpected error is logged and not shown.
+func (i *IdP) answerIssued(w http.ResponseWriter, what, issued string, err error) {
 	if err != nil {
-		status := tokenErrorStatus(err)
+		status := issueErrorStatus(err)
 		if status == http.StatusInternalServerError {
-			i.log.Error("idp: issue token", "err", err)
-			http.Error(w, "cannot issue token", status)
+			i.log.Error("idp: issue "+what, "err", err)
+			http.Error(w, "cannot issue "+what, status)
 			return
 		}
 		http.Error(w, err.Error(), status)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeBody(w, "text/plain; charset=utf-8", []byte(token))
+	writeBody(w, "text/plain; charset=utf-8", []byte(issued))
 }
 
 // tokenQuery reads user (required), as and exec (optional, but not empty when given), each at
@@ -86,8 +94,9 @@ func tokenQuery(raw string) (user, as, exec string, err error) {
 	return q.Get("user"), q.Get("as"), q.Get("exec"), nil
 }
 
-// tokenErrorStatus maps an [IdP.Token] error to its status; anything unexpected is ours (500).
-func tokenErrorStatus(err error) int {
+// issueErrorStatus maps an [IdP.Token] or [IdP.Grant] error to its status; anything unexpected
+// is ours (500).
+func issueErrorStatus(err error) int {
 	switch {
 	case errors.Is(err, ErrUnknownUser), errors.Is(err, ErrUnknownAgent):
 		return http.StatusNotFound

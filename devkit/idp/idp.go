@@ -36,19 +36,26 @@ type Options struct {
 	Audience string
 	// TokenTTL is the time from iat to exp, at least a second. Default [DefaultTokenTTL].
 	TokenTTL time.Duration
-	// Now is the clock tokens are stamped with. Default time.Now.
+	// GrantAudience is the aud of every approval grant, a single string. Default: the token
+	// audience, [Options.Audience].
+	GrantAudience string
+	// GrantTTL is the time from a grant's iat to its exp, at least a second. Default
+	// [DefaultGrantTTL].
+	GrantTTL time.Duration
+	// Now is the clock tokens and grants are stamped with. Default time.Now.
 	Now func() time.Time
 	// Logger receives the HTTP server's own errors. Default: discarded.
 	Logger *slog.Logger
 }
 
-// Errors a token request can fail with; [IdP.Handler] answers each with its own status.
+// Errors a token or grant request can fail with; [IdP.Handler] answers each with its own status.
 var (
-	// ErrUnknownUser: the user handle names no persona (404).
+	// ErrUnknownUser: the user (or approver) handle names no persona (404).
 	ErrUnknownUser = errors.New("unknown user")
 	// ErrUnknownAgent: the as handle names no persona (404).
 	ErrUnknownAgent = errors.New("unknown agent")
 	// ErrNotAUser: the user handle names an agent; an agent is issued only as the actor (400).
+	// For a grant: the approver is an agent, or a user persona whose kind is not USER (400).
 	ErrNotAUser = errors.New("not a user")
 	// ErrNotAnAgent: the as handle names a user, who cannot be an actor (400).
 	ErrNotAnAgent = errors.New("not an agent")
@@ -58,14 +65,17 @@ var (
 	ErrInvalidRequest = errors.New("invalid request")
 )
 
-// IdP issues ES256 tokens for the personas of one file, signed with a key made when it was
-// created and never stored.
+// IdP issues ES256 tokens and approval grants for the personas of one file, signed with a key
+// made when it was created and never stored.
 type IdP struct {
 	issuer   string
 	audience string
 	ttl      time.Duration
 	now      func() time.Time
 	log      *slog.Logger
+
+	grantAudience string
+	grantTTL      time.Duration
 
 	key  jwk.Key // private, with kid and alg
 	kid  string
@@ -123,6 +133,7 @@ func New(p *Personas, o Options) (*IdP, error) {
 	users, agents := foldPersonas(personas)
 	return &IdP{
 		issuer: o.Issuer, audience: o.Audience, ttl: o.TokenTTL, now: o.Now, log: o.Logger,
+		grantAudience: o.GrantAudience, grantTTL: o.GrantTTL,
 		key: key, kid: kid, jwks: jwks,
 		personas: personas, personasJSON: personasJSON, users: users, agents: agents,
 	}, nil
@@ -143,6 +154,15 @@ func (o *Options) withDefaults() error {
 		o.TokenTTL = DefaultTokenTTL
 	case o.TokenTTL < time.Second:
 		return fmt.Errorf("idp: token TTL %v is shorter than a second", o.TokenTTL)
+	}
+	if o.GrantAudience == "" {
+		o.GrantAudience = o.Audience
+	}
+	switch {
+	case o.GrantTTL == 0:
+		o.GrantTTL = DefaultGrantTTL
+	case o.GrantTTL < time.Second:
+		return fmt.Errorf("idp: grant TTL %v is shorter than a second", o.GrantTTL)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -230,7 +250,7 @@ func (i *IdP) isUser(handle string) bool {
 }
 
 // sign marshals claims and signs them as a compact JWS with the IdP's key: alg ES256, its kid,
-// and typ JWT. Anything the IdP issues (a grant, later) goes through here.
+// and typ JWT. Everything the IdP issues, tokens and grants, goes through here.
 func (i *IdP) sign(claims any) (string, error) {
 	payload, err := json.Marshal(claims)
 	if err != nil {

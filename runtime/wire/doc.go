@@ -2,8 +2,10 @@
 // tool's method maps to a NATS subject, its queue group and its micro service
 // and endpoint names; the headers a call and its answer carry (the
 // Garm-Invocation codec among them); the $SRV.INFO metadata keys; the refusal
-// codes garmd passes through; and the names of garm's streams, their subjects
-// and its key-value bucket. garmd and the tool runtime both derive these here,
+// codes garmd passes through; the names of garm's streams, their subjects
+// and its key-value bucket; and the material digest of an approval grant
+// (SPEC 7.9), which a client computes to ask a human for approval and garmd
+// recomputes from the request it is sent. garmd and the tool runtime both derive these here,
 // so the two sides cannot disagree.
 //
 // It holds names, pure functions and the invocation codec only; it opens no

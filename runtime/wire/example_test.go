@@ -56,3 +56,23 @@ func ExampleNotifySubject() {
 	// garm.v1.notify.acme.payments.v1.initiate_payment
 	// garm.v1.ledger.acme__.garmd
 }
+
+// A client shows the approver the canonical texts of a tool's material
+// fields and asks for a grant over their digest; garmd recomputes the digest
+// from the request with RequestMaterialDigest. An absent field has its own
+// text, so a grant can bind that a field was left out.
+func ExampleMaterialDigest() {
+	fmt.Println(wire.MaterialDigest(map[string]string{
+		"amount_minor_units": "125000",
+		"beneficiary_iban":   "GB29NWBK60161331926819",
+		"currency_code":      "GBP",
+	}))
+	fmt.Println(wire.MaterialDigest(map[string]string{
+		"amount_minor_units": "125000",
+		"beneficiary_iban":   "GB29NWBK60161331926819",
+		"currency_code":      wire.Unset,
+	}))
+	// Output:
+	// sha256:050767261c6a70af99c68e72344389981e728a40661ace42936a6d3d00ac9f71
+	// sha256:7c6e0cc61cfdf6b52508ea6e6c36c2ab08e4b252fb3b93d52bb2c563720b5ccb
+}
