@@ -1,0 +1,268 @@
+package grant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/garm-dev/garm/daemon/internal/call"
+	"github.com/garm-dev/garm/daemon/internal/deny"
+	"github.com/garm-dev/garm/daemon/internal/keyset"
+	"github.com/garm-dev/garm/daemon/internal/replay"
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"github.com/garm-dev/garm/runtime/wire"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// Limits and defaults of step 5 (SPEC 7.5, 7.9).
+const (
+	// MaxGrantBytes is the largest grant read; a larger one is refused
+	// before it is parsed.
+	MaxGrantBytes = 16 << 10
+	// DefaultSkew is the clock skew allowed on exp, nbf and iat, the same
+	// as a token's.
+	DefaultSkew = 60 * time.Second
+	// MaxTaskBytes bounds the task id recorded from a grant.
+	MaxTaskBytes = 128
+)
+
+// Config is what a Verifier needs. Issuer, JWKSURL, Audience and Spender are
+// required; every other field has a default.
+type Config struct {
+	// Issuer is the exact iss of every grant (--grant-issuer).
+	Issuer string
+	// JWKSURL is where the issuer publishes its keys (--grant-jwks).
+	JWKSURL string
+	// Audience is the aud a grant must name (--grant-audience).
+	Audience string
+	// Spender records spent grants, across every replica.
+	Spender replay.Spender
+	// Skew is allowed on exp, nbf and iat; zero means DefaultSkew.
+	Skew time.Duration
+	// Client fetches the key set; default http.DefaultClient.
+	Client *http.Client
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Logger receives key set failures; default discards.
+	Logger *slog.Logger
+}
+
+// Verifier is chain step 5: it checks and spends the approval grant a call
+// to a MODE_GRANT tool presents. It is safe for concurrent use.
+type Verifier struct {
+	issuer   string
+	audience string
+	keys     *keyset.Set
+	spender  replay.Spender
+	skew     time.Duration
+	now      func() time.Time
+}
+
+// New is a Verifier for cfg, or a *deny.Misconfigured naming every problem
+// with it.
+func New(cfg Config) (*Verifier, error) {
+	var problems []string
+	if cfg.Issuer == "" {
+		problems = append(problems, "grant: no grant issuer is configured")
+	}
+	if u, err := url.Parse(cfg.JWKSURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		problems = append(problems, fmt.Sprintf("grant: JWKS URL %q is not an http(s) URL", cfg.JWKSURL))
+	}
+	if cfg.Audience == "" {
+		problems = append(problems, "grant: no grant audience is configured")
+	}
+	if cfg.Spender == nil {
+		problems = append(problems, "grant: no spender is configured, so no grant could be spent")
+	}
+	if cfg.Skew < 0 {
+		problems = append(problems, fmt.Sprintf("grant: skew %s is negative", cfg.Skew))
+	}
+	if len(problems) > 0 {
+		return nil, &deny.Misconfigured{Problems: problems}
+	}
+	v := &Verifier{
+		issuer:   cfg.Issuer,
+		audience: cfg.Audience,
+		spender:  cfg.Spender,
+		skew:     cfg.Skew,
+		now:      cfg.Now,
+	}
+	if v.skew == 0 {
+		v.skew = DefaultSkew
+	}
+	if v.now == nil {
+		v.now = time.Now
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	v.keys = keyset.NewSet(cfg.JWKSURL, keyset.Options{Client: cfg.Client, Now: v.now, Logger: log})
+	return v, nil
+}
+
+// Skew is the clock skew the verifier allows.
+func (v *Verifier) Skew() time.Duration { return v.skew }
+
+// Horizon is how long after it is spent a grant could still be presented to
+// one of tools: the longest max_grant_age_seconds of the MODE_GRANT tools,
+// plus the verifier's skew. The spent-grant bucket must keep a key at least
+// this long.
+func (v *Verifier) Horizon(tools []*call.Tool) time.Duration { return Horizon(tools, v.skew) }
+
+// Horizon is Verifier.Horizon for a given skew: 0 when no tool declares
+// MODE_GRANT.
+func Horizon(tools []*call.Tool, skew time.Duration) time.Duration {
+	var longest uint32
+	found := false
+	for _, t := range tools {
+		if a := t.Policy.GetApproval(); a.GetMode() == toolv1.ToolPolicy_Approval_MODE_GRANT {
+			longest, found = max(longest, a.GetMaxGrantAgeSeconds()), true
+		}
+	}
+	if !found {
+		return 0
+	}
+	return time.Duration(longest)*time.Second + skew
+}
+
+// Result is what the chain records whatever the verdict.
+type Result struct {
+	// JTI is the grant's id, set only when the grant verified and was
+	// spent by this call.
+	JTI string
+	// TaskID is the grant's garm_grant.task, clipped to MaxTaskBytes,
+	// whenever the payload can be read — from the unverified payload when
+	// the grant did not verify — so that a refused attempt is attributed
+	// to its task too. It is never a reason to trust anything.
+	TaskID string
+}
+
+// Check is step 5 for t, a tool declaring MODE_GRANT: grant is the
+// Garm-Grant header ("" when absent), p the caller, req the decoded
+// request. It refuses an absent grant with deny.GrantRequired, saying what
+// a grant must bind, and anything else wrong with deny.PermissionDenied,
+// detailed for the ledger. The grant is spent last, only once every other
+// check passed: a grant refused for another reason can still be used for
+// the call it was made for.
+func (v *Verifier) Check(ctx context.Context, grant string, p *call.Principal, t *call.Tool, req protoreflect.Message) (Result, error) {
+	if p == nil || t == nil {
+		return Result{}, deny.Fail(deny.Internal, "internal", "grant: step 5 was given no caller or no tool")
+	}
+	approval := t.Policy.GetApproval()
+	if approval.GetMode() != toolv1.ToolPolicy_Approval_MODE_GRANT {
+		return Result{}, deny.Fail(deny.Internal, "internal", "grant: step 5 was asked about tool "+t.FQN+", which does not declare MODE_GRANT")
+	}
+	if grant == "" {
+		return Result{}, grantRequired(t, approval)
+	}
+	if len(grant) > MaxGrantBytes {
+		return Result{}, refuse("the grant is larger than %d bytes", MaxGrantBytes)
+	}
+
+	var res Result
+	payload, _, err := v.keys.Verify(ctx, []byte(grant))
+	if err != nil {
+		res.TaskID = unverifiedTask(grant)
+		return res, refuse("the grant does not verify: %v", err)
+	}
+	c, err := parseClaims(payload)
+	res.TaskID = c.task
+	if err != nil {
+		return res, refuse("%v", err)
+	}
+	if err := v.checkClaims(c, p, t, approval, req); err != nil {
+		return res, err
+	}
+	switch err := v.spender.Spend(ctx, replay.Key(v.issuer, c.jti)); {
+	case errors.Is(err, replay.ErrSpent):
+		return res, refuseJTI(c.jti, "was already spent")
+	case err != nil:
+		return res, refuseJTI(c.jti, "could not be spent: the spent-grant bucket could not be written (%v)", err)
+	}
+	res.JTI = c.jti
+	return res, nil
+}
+
+// checkClaims is every check of SPEC 7.9 but the spend, cheapest first.
+func (v *Verifier) checkClaims(c *claims, p *call.Principal, t *call.Tool, approval *toolv1.ToolPolicy_Approval, req protoreflect.Message) error {
+	if c.issuer != v.issuer {
+		return refuse("the verified iss %q is not the grant issuer", clip(c.issuer))
+	}
+	if !slices.Contains(c.audience, v.audience) {
+		return refuse("the grant's aud does not name the grant audience")
+	}
+	if c.jti == "" {
+		return refuse("the grant has no jti")
+	}
+	g := c.grant
+	now := v.now()
+	switch {
+	case c.hasAct:
+		return refuseJTI(c.jti, "carries an act claim: a delegated identity cannot approve")
+	case !now.Before(c.expiry.Add(v.skew)):
+		return refuseJTI(c.jti, "expired at %s", c.expiry.Format(time.RFC3339))
+	case !c.notBefore.IsZero() && now.Before(c.notBefore.Add(-v.skew)):
+		return refuseJTI(c.jti, "is not valid before %s", c.notBefore.Format(time.RFC3339))
+	case c.issuedAt.After(now.Add(v.skew)):
+		return refuseJTI(c.jti, "was issued in the future (%s)", c.issuedAt.Format(time.RFC3339))
+	case approval.GetMaxGrantAgeSeconds() == 0:
+		return refuseJTI(c.jti, "cannot be accepted: the tool declares no max_grant_age_seconds, so every grant is too old")
+	case now.Sub(c.issuedAt) > time.Duration(approval.GetMaxGrantAgeSeconds())*time.Second:
+		return refuseJTI(c.jti, "was issued at %s, more than the tool's %d seconds ago", c.issuedAt.Format(time.RFC3339), approval.GetMaxGrantAgeSeconds())
+	case g.tool != t.FQN:
+		return refuseJTI(c.jti, "approves another tool")
+	case g.subject != p.Subject:
+		return refuseJTI(c.jti, "approves a call by another subject")
+	case !call.Allows(g.clearance, approval.GetApproverMinClearance()):
+		return refuseJTI(c.jti, "was approved at clearance %s, below the tool's approver_min_clearance %s", g.clearance, approval.GetApproverMinClearance())
+	}
+	for _, need := range approval.GetApproverCompartments() {
+		if !slices.Contains(g.compartments, need) {
+			return refuseJTI(c.jti, "was approved by an approver without compartment %q", need)
+		}
+	}
+	if fields := approval.GetMaterialFields(); len(fields) > 0 {
+		if !g.hasMaterial {
+			return refuseJTI(c.jti, "has no garm_grant.material and the tool declares material_fields")
+		}
+		want, err := wire.RequestMaterialDigest(req, fields)
+		if err != nil {
+			return refuseJTI(c.jti, "cannot be checked: the request's material digest cannot be computed (%v)", err)
+		}
+		if g.material != want {
+			return refuseJTI(c.jti, "approves other material than the request's")
+		}
+	}
+	return nil
+}
+
+// grantRequired is the refusal of a call that presented no grant: the
+// caller learns what a grant for this tool must bind, so it can ask for one.
+func grantRequired(t *call.Tool, approval *toolv1.ToolPolicy_Approval) *deny.Denied {
+	return &deny.Denied{
+		Code:   deny.GrantRequired,
+		Detail: "tool " + t.FQN + " declares MODE_GRANT and no Garm-Grant was presented",
+		Extra: map[string]any{
+			"tool": t.FQN,
+			// Never null on the wire (SPEC 7.3), and never the catalogue's
+			// own slice.
+			"material_fields":       append([]string{}, approval.GetMaterialFields()...),
+			"max_grant_age_seconds": approval.GetMaxGrantAgeSeconds(),
+		},
+	}
+}
+
+func refuse(format string, args ...any) *deny.Denied {
+	return deny.Deny(deny.PermissionDenied, "approval grant: "+fmt.Sprintf(format, args...))
+}
+
+// refuseJTI is refuse for a grant whose id is known, naming it.
+func refuseJTI(jti, format string, args ...any) *deny.Denied {
+	return deny.Deny(deny.PermissionDenied, fmt.Sprintf("approval grant %q ", clip(jti))+fmt.Sprintf(format, args...))
+}

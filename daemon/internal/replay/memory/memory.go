@@ -1,0 +1,62 @@
+package memory
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/garm-dev/garm/daemon/internal/replay"
+)
+
+// Spender spends keys in a map.
+type Spender struct {
+	mu sync.Mutex
+	// spent holds every key spent; order lists them as they were spent.
+	spent map[string]bool
+	order []string
+	// fail, when set, is what every Spend returns, spending nothing.
+	fail error
+}
+
+// New is a Spender that has spent nothing.
+func New() *Spender { return &Spender{spent: map[string]bool{}} }
+
+// Spend records key, or returns replay.ErrSpent when it was recorded
+// before, or the error given to Fail, recording nothing.
+func (s *Spender) Spend(_ context.Context, key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	if s.spent[key] {
+		return replay.ErrSpent
+	}
+	s.spent[key] = true
+	s.order = append(s.order, key)
+	return nil
+}
+
+// Fail makes every later Spend return err without spending anything, as a
+// bucket that cannot be written would; Fail(nil) makes Spend work again.
+func (s *Spender) Fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail = err
+}
+
+// Spends are the keys spent so far, in the order they were spent.
+func (s *Spender) Spends() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.order)
+}
+
+// Has reports whether key was spent.
+func (s *Spender) Has(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.spent[key]
+}
+
+var _ replay.Spender = (*Spender)(nil)

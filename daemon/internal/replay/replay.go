@@ -1,0 +1,41 @@
+package replay
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+)
+
+// Spender records that an approval grant was used, once, across every
+// replica. Implementations are safe for concurrent use.
+type Spender interface {
+	// Spend atomically records key. It returns ErrSpent when key was
+	// recorded before; any other error means nothing can be said about
+	// key, and the caller refuses the call (fail closed).
+	Spend(ctx context.Context, key string) error
+}
+
+// ErrSpent is what Spend returns for a key recorded before.
+var ErrSpent = errors.New("replay: the grant was already spent")
+
+// Key is the bucket key of the grant jti issued by issuer: the lowercase hex
+// SHA-256 of both, each prefixed by its length as eight big-endian bytes.
+// The prefixes make it injective — ("ab", "c") and ("a", "bc") hash
+// different inputs — and the hash makes it a valid NATS key-value key of
+// fixed length whatever the grant's strings hold. Every replica computes
+// the same key for the same grant, so the encoding must never change while
+// a bucket holds keys made with it.
+func Key(issuer, jti string) string {
+	h := sha256.New()
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(issuer)))
+	h.Write(n[:])
+	h.Write([]byte(issuer))
+	binary.BigEndian.PutUint64(n[:], uint64(len(jti)))
+	h.Write(n[:])
+	h.Write([]byte(jti))
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0]))
+}
