@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/garm-dev/garm/catalogue-builder/builder"
 	garmd "github.com/garm-dev/garm/daemon"
@@ -60,9 +61,32 @@ service Pay {
 	if err == nil || !strings.Contains(out.String(), "would NOT mount") {
 		t.Fatalf("a catalogue with grants, notify and audit would mount: %v\n%s", err, out.String())
 	}
-	for _, want := range []string{"pay.v1.send", "MODE_GRANT", "LEVEL_AUDIT", "pay.v1.tell", "MODE_NOTIFY"} {
+	for _, want := range []string{
+		"tool pay.v1.send declares approval MODE_GRANT, which needs approval grants (step 5), and no grant issuer is configured (--grant-issuer)",
+		"tool pay.v1.send declares LEVEL_AUDIT with retain_days 30, which needs an audit sink, and none is configured (--audit-stream-retention)",
+		"tool pay.v1.tell declares approval MODE_NOTIFY, which needs notification (step 10), and --notify is off",
+	} {
 		if !strings.Contains(err.Error(), want) {
-			t.Errorf("the refusal does not name %q: %v", want, err)
+			t.Errorf("the refusal does not say %q: %v", want, err)
+		}
+	}
+
+	// The stand-ins turn each step on, as the serving flags would.
+	out.Reset()
+	short := 24 * time.Hour
+	err = garmd.Check(&out, garmd.CheckConfig{Catalogue: path, Grants: true, Notify: true, AuditRetention: &short})
+	if err == nil || !strings.Contains(err.Error(), "tool pay.v1.send declares LEVEL_AUDIT with retain_days 30, and the audit stream's asserted retention 24h0m0s does not cover it") ||
+		strings.Contains(err.Error(), "MODE_GRANT") || strings.Contains(err.Error(), "MODE_NOTIFY") {
+		t.Fatalf("with grants, notify and a one-day audit stream: %v", err)
+	}
+	out.Reset()
+	indefinite := time.Duration(0)
+	if err := garmd.Check(&out, garmd.CheckConfig{Catalogue: path, Grants: true, Notify: true, AuditRetention: &indefinite}); err != nil {
+		t.Fatalf("with every step on: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"approval grants (step 5): on", "notify (step 10): on", "audit sink: on, to GARM_AUDIT, keeping rows indefinitely", "would mount"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("check output lacks %q:\n%s", want, out.String())
 		}
 	}
 }

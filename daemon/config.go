@@ -33,6 +33,23 @@ type Config struct {
 	// HashKeyFile holds the HMAC key for hash redactions (--hash-key-file):
 	// at least MinHashKey bytes after trimming surrounding white space.
 	HashKeyFile string
+	// GrantIssuer turns on step 5, approval grants (--grant-issuer): the
+	// one issuer whose grants garmd accepts. Empty leaves step 5 off, and a
+	// catalogue with a MODE_GRANT tool then does not mount.
+	GrantIssuer string
+	// GrantJWKS is the grant issuer's key-set URL (--grant-jwks); empty
+	// means the one --jwks, when exactly one is given.
+	GrantJWKS string
+	// GrantAudience is what a grant's aud must contain (--grant-audience);
+	// empty means Audience.
+	GrantAudience string
+	// AuditStreamRetention turns on the audit sink (GARM_AUDIT) when set
+	// (--audit-stream-retention): its value is the retention the operator
+	// asserts the stream keeps, 0 meaning indefinitely. nil: no audit sink.
+	AuditStreamRetention *time.Duration
+	// Notify turns on step 10, publishing MODE_NOTIFY tools' rows to
+	// GARM_NOTIFY (--notify).
+	Notify bool
 	// LedgerStream publishes the ledger to GARM_LEDGER, falling back to the
 	// log (--ledger-stream).
 	LedgerStream bool
@@ -101,6 +118,10 @@ func (c Config) Validate() error {
 	} else if _, err := ReadHashKey(c.HashKeyFile); err != nil {
 		add("--hash-key-file: %v", err)
 	}
+	problems = append(problems, c.grantProblems()...)
+	if r := c.AuditStreamRetention; r != nil && *r < 0 {
+		add("--audit-stream-retention %s is negative (0 means the stream keeps rows indefinitely)", *r)
+	}
 	if c.ToolTimeout <= 0 {
 		add("--tool-timeout %s is not positive", c.ToolTimeout)
 	}
@@ -111,6 +132,47 @@ func (c Config) Validate() error {
 		return nil
 	}
 	return &ConfigError{Problems: problems}
+}
+
+// Grants reports whether step 5 is on.
+func (c Config) Grants() bool { return c.GrantIssuer != "" }
+
+// GrantKeySet is the grant issuer's key-set URL with its default applied:
+// --grant-jwks, else the one --jwks when exactly one is given.
+func (c Config) GrantKeySet() string {
+	if c.GrantJWKS == "" && len(c.JWKS) == 1 {
+		return c.JWKS[0]
+	}
+	return c.GrantJWKS
+}
+
+// GrantAud is what a grant's aud must contain, with its default applied.
+func (c Config) GrantAud() string {
+	if c.GrantAudience == "" {
+		return c.Audience
+	}
+	return c.GrantAudience
+}
+
+func (c Config) grantProblems() []string {
+	if !c.Grants() {
+		var problems []string
+		if c.GrantJWKS != "" {
+			problems = append(problems, "--grant-jwks is given without --grant-issuer: approval grants are turned on by naming their issuer")
+		}
+		if c.GrantAudience != "" {
+			problems = append(problems, "--grant-audience is given without --grant-issuer: approval grants are turned on by naming their issuer")
+		}
+		return problems
+	}
+	jwks := c.GrantKeySet()
+	if jwks == "" {
+		return []string{fmt.Sprintf("--grant-issuer %q needs --grant-jwks: it defaults to --jwks only when exactly one is given, and %d are", c.GrantIssuer, len(c.JWKS))}
+	}
+	if err := checkJWKSURL(jwks); err != nil {
+		return []string{fmt.Sprintf("--grant-jwks %q: %v", jwks, err)}
+	}
+	return nil
 }
 
 // ConfigError lists every problem Validate found.

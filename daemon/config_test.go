@@ -76,3 +76,38 @@ func TestJWKSOverPlainHTTPIsAcceptedOnlyFromLoopback(t *testing.T) {
 		}
 	}
 }
+
+func TestTheGrantFlagsDefaultAsTheSpecSaysAndRefuseWhatCannotWork(t *testing.T) {
+	one := garmd.DefaultConfig()
+	one.Issuers, one.JWKS = []string{"https://i"}, []string{"https://i/jwks.json"}
+	one.GrantIssuer = "https://approvals"
+	if one.GrantKeySet() != "https://i/jwks.json" || one.GrantAud() != "garm" {
+		t.Fatalf("with one --jwks: grant key set %q, audience %q", one.GrantKeySet(), one.GrantAud())
+	}
+	one.GrantJWKS, one.GrantAudience = "https://approvals/jwks.json", "approvals"
+	if one.GrantKeySet() != "https://approvals/jwks.json" || one.GrantAud() != "approvals" {
+		t.Fatalf("given: grant key set %q, audience %q", one.GrantKeySet(), one.GrantAud())
+	}
+
+	negative := -time.Hour
+	cases := map[string]func(*garmd.Config){
+		"needs --grant-jwks: it defaults to --jwks only when exactly one is given, and 2 are": func(c *garmd.Config) {
+			c.Issuers, c.JWKS = []string{"https://a", "https://b"}, []string{"https://a/j", "https://b/j"}
+			c.GrantIssuer = "https://approvals"
+		},
+		"--grant-jwks is given without --grant-issuer":     func(c *garmd.Config) { c.GrantJWKS = "https://approvals/j" },
+		"--grant-audience is given without --grant-issuer": func(c *garmd.Config) { c.GrantAudience = "approvals" },
+		`--grant-jwks "http://approvals.example/j": key sets are fetched over https`: func(c *garmd.Config) {
+			c.GrantIssuer, c.GrantJWKS = "https://approvals", "http://approvals.example/j"
+		},
+		"--audit-stream-retention -1h0m0s is negative": func(c *garmd.Config) { c.AuditStreamRetention = &negative },
+	}
+	for want, edit := range cases {
+		cfg := garmd.DefaultConfig()
+		cfg.Issuers, cfg.JWKS = []string{"https://i"}, []string{"https://i/jwks.json"}
+		edit(&cfg)
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want a problem saying %q, got %v", want, err)
+		}
+	}
+}

@@ -94,6 +94,7 @@ func createStreams(t testing.TB, url string) {
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "GARM_LEDGER", Subjects: []string{"garm.v1.ledger.>"}, Storage: jetstream.FileStorage}); err != nil {
 		t.Fatal(err)
 	}
+	createGovernanceStreams(t, js)
 }
 
 // logBuffer collects garmd's JSON log lines.
@@ -131,6 +132,9 @@ type stack struct {
 	client   *http.Client
 	// crashRecords kills the records service as a crash would.
 	crashRecords func()
+	// payments counts the calls the payments service served, on a governed
+	// stack.
+	payments *paymentsService
 
 	ledgerMu sync.Mutex
 	rows     map[string]*ledgerv1.Event
@@ -160,6 +164,14 @@ var fixtureCatalogue = sync.OnceValues(func() ([]byte, error) {
 
 func startStack(t testing.TB, opts ...stackOption) *stack {
 	t.Helper()
+	return newStack(t, false, opts...)
+}
+
+// newStack starts a stack serving the fixture catalogue; a governed one
+// also serves the approvals fixture, with grants, the audit sink and
+// notify on.
+func newStack(t testing.TB, governed bool, opts ...stackOption) *stack {
+	t.Helper()
 	s := &stack{t: t, bus: startBus(t), logs: &logBuffer{}, rows: map[string]*ledgerv1.Event{}, client: &http.Client{Timeout: waitTimeout}}
 	personas, err := idp.LoadPersonas("testdata/personas.yaml")
 	if err != nil {
@@ -177,7 +189,13 @@ func startStack(t testing.TB, opts ...stackOption) *stack {
 	startProfilesService(t, s.bus.url)
 	startCalculator(t, s.bus.url)
 
-	data, err := fixtureCatalogue()
+	catalogue := fixtureCatalogue
+	if governed {
+		catalogue = governedCatalogue
+		s.payments = startPaymentsService(t, s.bus.url)
+		opts = append([]stackOption{withGovernance()}, opts...)
+	}
+	data, err := catalogue()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func TestTheStartupReportSaysWhatGarmdIsAndWillDo(t *testing.T) {
 		`"msg":"garmd: trusted issuer"`, `"issuer":"` + s.idp.Issuer(),
 		`"msg":"garmd: ledger"`, `log lines`,
 		`"refresh":"read once from a file at start`,
-		`approval grants (step 5): not in this build`,
+		`approval grants (step 5): off (--grant-issuer)`,
 		`MODE_GRANT (needs step 5)`,
 	} {
 		if !strings.Contains(logs, want) {

@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
+	"github.com/garm-dev/garm/runtime/wire"
 )
 
 // Report is what garmd says at startup about what it is and will do (SPEC
@@ -40,19 +42,40 @@ type toolReport struct{ FQN, Verb string }
 
 type issuerReport struct{ Issuer, JWKS string }
 
-// stepsOff and refusedDeclarations say what this build leaves out.
-var (
-	stepsOff = []string{
-		"approval grants (step 5): not in this build",
-		"notify (step 10): not in this build",
-		"audit sink: not in this build",
+// stepsReport says which optional steps steps turns on, and which
+// declarations therefore refuse to mount.
+func stepsReport(steps catalogue.Steps, grantIssuer string) (on []string, refused []string) {
+	if steps.Grants {
+		kept := "forever"
+		if steps.SpentFor > 0 {
+			kept = "for " + steps.SpentFor.String()
+		}
+		on = append(on, fmt.Sprintf("approval grants (step 5): on, from %s; %s keeps spent grants %s", grantIssuer, wire.GrantsSpentBucket, kept))
+	} else {
+		on = append(on, "approval grants (step 5): off (--grant-issuer)")
+		refused = append(refused, "approval.mode MODE_GRANT (needs step 5)")
 	}
-	refusedDeclarations = []string{
-		"approval.mode MODE_GRANT (needs step 5)",
-		"approval.mode MODE_NOTIFY (needs notify)",
-		"audit.level LEVEL_AUDIT and audit.fail_closed (need an audit sink)",
+	if steps.Notify {
+		on = append(on, "notify (step 10): on, to "+wire.NotifyStream)
+	} else {
+		on = append(on, "notify (step 10): off (--notify)")
+		refused = append(refused, "approval.mode MODE_NOTIFY (needs --notify)")
 	}
-)
+	switch r := steps.AuditRetention; {
+	case r == nil:
+		on = append(on, "audit sink: off (--audit-stream-retention)")
+		refused = append(refused, "audit.level LEVEL_AUDIT and audit.fail_closed (need an audit sink)")
+	case *r == 0:
+		on = append(on, "audit sink: on, to "+wire.AuditStream+", keeping rows indefinitely")
+	default:
+		on = append(on, fmt.Sprintf("audit sink: on, to %s, keeping rows %s", wire.AuditStream, *r))
+		refused = append(refused, fmt.Sprintf("audit.level LEVEL_AUDIT with retain_days beyond %s", *r))
+	}
+	if len(refused) == 0 {
+		refused = []string{"none"}
+	}
+	return on, refused
+}
 
 func catalogueSummary(path string, gen *catalogue.Generation, heap uint64) catalogueReport {
 	return catalogueReport{
@@ -85,9 +108,8 @@ func newReport(d *Daemon, gen *catalogue.Generation, heap uint64) *Report {
 		Bus:       d.cfg.NATS,
 		Ledger:    "log lines (garm.ledger) on garmd's log",
 		Refresh:   "read once from a file at start; restart garmd to serve another catalogue",
-		Steps:     stepsOff,
-		Refuses:   refusedDeclarations,
 	}
+	r.Steps, r.Refuses = stepsReport(d.opt.steps, d.cfg.GrantIssuer)
 	if d.cfg.LedgerStream {
 		r.Ledger = "JetStream stream GARM_LEDGER (batched), falling back to log lines"
 	}
@@ -112,7 +134,7 @@ func (r *Report) log(l *slog.Logger) {
 		l.Info("garmd: trusted issuer", "issuer", iss.Issuer, "jwks", iss.JWKS)
 	}
 	l.Info("garmd: ledger", "to", r.Ledger)
-	l.Info("garmd: optional steps", "off", strings.Join(r.Steps, "; "))
+	l.Info("garmd: optional steps", "steps", strings.Join(r.Steps, "; "))
 	l.Info("garmd: these declarations refuse to mount", "declarations", strings.Join(r.Refuses, "; "))
 }
 
@@ -125,10 +147,19 @@ func heapInUse() uint64 {
 	return m.HeapAlloc
 }
 
-// CheckConfig is what `garmd check` takes.
+// CheckConfig is what `garmd check` takes: the catalogue, and stand-ins
+// for the optional steps a serving garmd would run.
 type CheckConfig struct {
 	Catalogue string
 	MaxTools  int
+	// Grants stands in for --grant-issuer (--with-grants); a stand-in
+	// bucket keeps spent grants forever.
+	Grants bool
+	// Notify stands in for --notify (--with-notify).
+	Notify bool
+	// AuditRetention stands in for --audit-stream-retention
+	// (--audit-retention).
+	AuditRetention *time.Duration
 }
 
 // Check loads and mounts a catalogue the way `garmd serve` would, with no
@@ -150,8 +181,10 @@ func Check(w io.Writer, c CheckConfig) error {
 	for _, t := range toolsOf(gen) {
 		fmt.Fprintf(w, "  %s %s\n", t.FQN, t.Verb)
 	}
-	fmt.Fprintf(w, "optional steps:\n  %s\n", strings.Join(stepsOff, "\n  "))
-	if err := catalogue.Mount(gen, mountedSteps); err != nil {
+	steps := catalogue.Steps{Grants: c.Grants, Notify: c.Notify, AuditRetention: c.AuditRetention}
+	on, _ := stepsReport(steps, "a stand-in issuer")
+	fmt.Fprintf(w, "optional steps:\n  %s\n", strings.Join(on, "\n  "))
+	if err := catalogue.Mount(gen, steps); err != nil {
 		fmt.Fprintln(w, "would NOT mount")
 		return fmt.Errorf("catalogue %s would not mount: %w", c.Catalogue, err)
 	}

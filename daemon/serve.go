@@ -57,6 +57,7 @@ type Daemon struct {
 	// busClosed is closed when the bus connection is closed for good.
 	busClosed chan struct{}
 	recorder  ledger.Recorder
+	opt       optionalSteps
 	metrics   *metrics.Metrics
 	plane     net.Listener
 	adminL    net.Listener
@@ -102,13 +103,12 @@ func (d *Daemon) open(ctx context.Context) error {
 		return fmt.Errorf("--hash-key-file: %w", err)
 	}
 	before := heapInUse()
-	gen, err := loadAndMount(cfg.Catalogue, cfg.MaxTools)
+	gen, err := catalogue.LoadFile(cfg.Catalogue, catalogue.Options{MaxTools: cfg.MaxTools})
 	if err != nil {
-		return err
+		return fmt.Errorf("catalogue %s: %w", cfg.Catalogue, err)
 	}
 	heap := heapInUse()
 	heap -= min(before, heap)
-	d.serving.Store(gen)
 
 	d.busClosed = make(chan struct{})
 	if d.nc, err = connect(cfg.NATS, d.busClosed); err != nil {
@@ -117,6 +117,13 @@ func (d *Daemon) open(ctx context.Context) error {
 	if err := d.openLedger(ctx); err != nil {
 		return err
 	}
+	if err := d.openOptional(ctx); err != nil {
+		return err
+	}
+	if err := catalogue.Mount(gen, d.opt.steps); err != nil {
+		return fmt.Errorf("catalogue %s (%s) does not mount: %w", cfg.Catalogue, gen.Digest, err)
+	}
+	d.serving.Store(gen)
 
 	issuers := make([]authn.Issuer, len(cfg.Issuers))
 	for i, iss := range cfg.Issuers {
@@ -131,10 +138,17 @@ func (d *Daemon) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.metrics = metrics.New(Version(), metrics.Sources{Ledger: d.recorder.Counts(), TokenCache: authenticator.CacheCounts})
+	sources := metrics.Sources{Ledger: d.recorder.Counts(), TokenCache: authenticator.CacheCounts}
+	if n := d.opt.notifier; n != nil {
+		sources.Notifications = func() (published, failed, dropped uint64) {
+			c := n.Counts()
+			return c.Published, c.Failed, c.Dropped
+		}
+	}
+	d.metrics = metrics.New(Version(), sources)
 	d.metrics.SetCatalogue(gen.Digest, gen.Producer)
 
-	ch := chain.New(chain.Config{
+	cc := chain.Config{
 		Serving:     d.serving,
 		Authn:       authenticator,
 		Input:       input.NewChecker(resolutionCache),
@@ -142,11 +156,17 @@ func (d *Daemon) open(ctx context.Context) error {
 		Lister:      listing.New(listing.Options{}),
 		Dispatch:    dispatch.New(natsbus.New(d.nc)),
 		Recorder:    d.recorder,
+		Grants:      d.opt.grants,
+		Audit:       d.opt.audit,
 		ToolTimeout: cfg.ToolTimeout,
 		Version:     Version(),
 		Observe:     d.metrics.ObserveCall,
 		Logger:      logger,
-	})
+	}
+	if d.opt.notifier != nil {
+		cc.Notify = d.opt.notifier
+	}
+	ch := chain.New(cc)
 	d.planeSrv = &http.Server{
 		Handler:           toolplane.Handler(ch),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -170,20 +190,6 @@ func (d *Daemon) open(ctx context.Context) error {
 	newReport(d, gen, heap).log(logger)
 	return nil
 }
-
-func loadAndMount(path string, maxTools int) (*catalogue.Generation, error) {
-	gen, err := catalogue.LoadFile(path, catalogue.Options{MaxTools: maxTools})
-	if err != nil {
-		return nil, fmt.Errorf("catalogue %s: %w", path, err)
-	}
-	if err := catalogue.Mount(gen, mountedSteps); err != nil {
-		return nil, fmt.Errorf("catalogue %s (%s) does not mount: %w", path, gen.Digest, err)
-	}
-	return gen, nil
-}
-
-// mountedSteps are the optional steps this build runs: none yet.
-var mountedSteps = catalogue.Steps{}
 
 func connect(url string, closed chan struct{}) (*nats.Conn, error) {
 	nc, err := nats.Connect(url,
@@ -270,6 +276,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if closeErr := d.recorder.Close(flushCtx); closeErr != nil {
 		d.logger.Error("garmd: the ledger did not flush whole", "err", closeErr)
 	}
+	if d.opt.notifier != nil {
+		if closeErr := d.opt.notifier.Close(flushCtx); closeErr != nil {
+			d.logger.Error("garmd: notifications were still queued when the flush ended", "err", closeErr)
+		}
+	}
 	cancel()
 	d.closeBus()
 	stopAdmin()
@@ -286,10 +297,13 @@ func (d *Daemon) closeAll() {
 	if d.adminL != nil {
 		d.adminL.Close()
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+	defer cancel()
 	if d.recorder != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 		_ = d.recorder.Close(ctx)
-		cancel()
+	}
+	if d.opt.notifier != nil {
+		_ = d.opt.notifier.Close(ctx)
 	}
 	if d.nc != nil {
 		d.nc.Close()

@@ -75,12 +75,18 @@ func startRecordsService(t testing.TB, url string) (crash func()) {
 	return serveFixtureService(t, url, "records", "fix.v1.Records", recordsHandler)
 }
 
-// serveFixtureService serves one service of the fixture catalogue from the
-// catalogue's own descriptors, with dynamic messages: a real tool service
-// on the bus, without generated code. handler gives each method's handler.
+// serveFixtureService serves one service of the fixture catalogue.
 func serveFixtureService(t testing.TB, url, name string, service protoreflect.FullName, handler func(method string, out protoreflect.MessageDescriptor) toolbind.Handler) (crash func()) {
 	t.Helper()
-	data, err := fixtureCatalogue()
+	return serveServiceOf(t, fixtureCatalogue, url, name, service, "fix.v1", handler)
+}
+
+// serveServiceOf serves one service of a catalogue (of package pkg) from the
+// catalogue's own descriptors, with dynamic messages: a real tool service
+// on the bus, without generated code. handler gives each method's handler.
+func serveServiceOf(t testing.TB, catalogue func() ([]byte, error), url, name string, service protoreflect.FullName, pkg string, handler func(method string, out protoreflect.MessageDescriptor) toolbind.Handler) (crash func()) {
+	t.Helper()
+	data, err := catalogue()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +102,7 @@ func serveFixtureService(t testing.TB, url, name string, service protoreflect.Fu
 		in, out := tool.Desc.Input(), tool.Desc.Output()
 		ref := toolbind.ToolRef{
 			FQN: tool.FQN, Subject: tool.Subject, Method: tool.Method, Service: string(service),
-			ContractVersion: "test", DescriptorHash: a.Catalogue.GetDescriptorHashes()["fix.v1"],
+			ContractVersion: "test", DescriptorHash: a.Catalogue.GetDescriptorHashes()[pkg],
 		}
 		h := handler(string(tool.Desc.Name()), out)
 		if err := svc.Endpoint(ref, func() proto.Message { return dynamicpb.NewMessage(in) }, h); err != nil {

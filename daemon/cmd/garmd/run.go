@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	garmd "github.com/garm-dev/garm/daemon"
 )
@@ -23,7 +24,7 @@ const usage = `garmd is the governed tool plane's daemon.
 
 Usage:
   garmd serve --catalogue <file> --issuer <iss> --jwks <url> --hash-key-file <file> [flags]
-  garmd check --catalogue <file>
+  garmd check --catalogue <file> [--with-grants] [--with-notify] [--audit-retention <d>]
   garmd version
 
 Run "garmd <command> --help" for a command's flags.
@@ -56,6 +57,25 @@ type repeated []string
 func (r *repeated) String() string     { return strings.Join(*r, ",") }
 func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
+// optionalDuration is a duration flag that stays nil until given.
+type optionalDuration struct{ d **time.Duration }
+
+func (o optionalDuration) String() string {
+	if o.d == nil || *o.d == nil {
+		return ""
+	}
+	return (*o.d).String()
+}
+
+func (o optionalDuration) Set(v string) error {
+	parsed, err := time.ParseDuration(v)
+	if err != nil {
+		return err
+	}
+	*o.d = &parsed
+	return nil
+}
+
 // serveFlags binds every `garmd serve` flag to cfg.
 func serveFlags(cfg *garmd.Config, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("garmd serve", flag.ContinueOnError)
@@ -68,6 +88,11 @@ func serveFlags(cfg *garmd.Config, stderr io.Writer) *flag.FlagSet {
 	fs.Var((*repeated)(&cfg.JWKS), "jwks", "the key-set `url` of the issuer at the same position (repeatable)")
 	fs.StringVar(&cfg.Audience, "audience", cfg.Audience, "what a token's aud must contain")
 	fs.StringVar(&cfg.HashKeyFile, "hash-key-file", cfg.HashKeyFile, "`file` holding the HMAC key for hash redactions, at least 16 bytes (required)")
+	fs.StringVar(&cfg.GrantIssuer, "grant-issuer", cfg.GrantIssuer, "turn on approval grants (step 5), trusting grants from this `issuer`")
+	fs.StringVar(&cfg.GrantJWKS, "grant-jwks", cfg.GrantJWKS, "the grant issuer's key-set `url` (default: --jwks, when exactly one is given)")
+	fs.StringVar(&cfg.GrantAudience, "grant-audience", cfg.GrantAudience, "what a grant's aud must contain (default: --audience)")
+	fs.Var(optionalDuration{&cfg.AuditStreamRetention}, "audit-stream-retention", "turn on the audit sink (GARM_AUDIT), asserting it keeps rows this `long` (0 = indefinitely)")
+	fs.BoolVar(&cfg.Notify, "notify", cfg.Notify, "publish MODE_NOTIFY tools' rows to GARM_NOTIFY (step 10)")
 	fs.BoolVar(&cfg.LedgerStream, "ledger-stream", cfg.LedgerStream, "publish the ledger to GARM_LEDGER, falling back to the log")
 	fs.DurationVar(&cfg.ToolTimeout, "tool-timeout", cfg.ToolTimeout, "the deadline of a call whose caller set none, and the ceiling on one it set")
 	fs.IntVar(&cfg.MaxTools, "max-tools", cfg.MaxTools, "refuse a catalogue with more tools (0 = no limit)")
@@ -100,6 +125,10 @@ func check(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	catalogue := fs.String("catalogue", "", "the catalogue artifact `file` to check (required)")
 	maxTools := fs.Int("max-tools", 0, "refuse a catalogue with more tools (0 = no limit)")
+	withGrants := fs.Bool("with-grants", false, "check as if approval grants (step 5) were on")
+	withNotify := fs.Bool("with-notify", false, "check as if --notify were on")
+	var auditRetention *time.Duration
+	fs.Var(optionalDuration{&auditRetention}, "audit-retention", "check as if the audit sink were on, keeping rows this `long` (0 = indefinitely)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -110,7 +139,8 @@ func check(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "garmd check: --catalogue <file> is required, and nothing else")
 		return exitUsage
 	}
-	if err := garmd.Check(stdout, garmd.CheckConfig{Catalogue: *catalogue, MaxTools: *maxTools}); err != nil {
+	cc := garmd.CheckConfig{Catalogue: *catalogue, MaxTools: *maxTools, Grants: *withGrants, Notify: *withNotify, AuditRetention: auditRetention}
+	if err := garmd.Check(stdout, cc); err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitFailed
 	}

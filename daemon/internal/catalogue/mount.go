@@ -11,6 +11,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/deny"
 	"github.com/garm-dev/garm/daemon/internal/fieldpath"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"github.com/garm-dev/garm/runtime/wire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -26,6 +27,13 @@ const cardMessage protoreflect.FullName = "garm.card.v1.Card"
 type Steps struct {
 	// Grants is step 5: approval grants are configured (--grant-issuer).
 	Grants bool
+	// SpentFor is how long the spent-grant bucket keeps a spent grant (its
+	// TTL, read back at startup); 0 keeps it forever. GrantSkew is the clock
+	// skew step 5 allows. A MODE_GRANT tool mounts only when a grant it
+	// accepts (max_grant_age_seconds plus the skew) cannot outlive the
+	// record that it was spent.
+	SpentFor  time.Duration
+	GrantSkew time.Duration
 	// Notify is step 10 (--notify).
 	Notify bool
 	// AuditRetention is the audit sink's asserted retention
@@ -71,8 +79,17 @@ func mountProblems(t *call.Tool, s Steps) []string {
 	switch mode := t.Policy.GetApproval().GetMode(); mode {
 	case toolv1.ToolPolicy_Approval_MODE_UNSPECIFIED, toolv1.ToolPolicy_Approval_MODE_NONE:
 	case toolv1.ToolPolicy_Approval_MODE_GRANT:
-		if !s.Grants {
+		approval := t.Policy.GetApproval()
+		switch age := time.Duration(approval.GetMaxGrantAgeSeconds()) * time.Second; {
+		case !s.Grants:
 			add("declares approval %s, which needs approval grants (step 5), and no grant issuer is configured (--grant-issuer)", mode)
+		case approval.GetApproverMinClearance() == toolv1.Clearance_CLEARANCE_UNSPECIFIED:
+			add("declares approval %s without approver_min_clearance; no approver's clearance is allowed against an unspecified one, so no grant could ever verify", mode)
+		case age <= 0:
+			add("declares approval %s without max_grant_age_seconds; every grant would be too old", mode)
+		case s.SpentFor > 0 && age+s.GrantSkew > s.SpentFor:
+			add("declares approval %s with max_grant_age_seconds %d: with the %s skew a grant is accepted for %s, longer than %s keeps a spent grant (its TTL is %s), so a spent grant could be spent again; raise the bucket's TTL to at least %s",
+				mode, approval.GetMaxGrantAgeSeconds(), s.GrantSkew, age+s.GrantSkew, wire.GrantsSpentBucket, s.SpentFor, age+s.GrantSkew)
 		}
 	case toolv1.ToolPolicy_Approval_MODE_NOTIFY:
 		if !s.Notify {

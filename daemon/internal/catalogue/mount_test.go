@@ -55,6 +55,11 @@ func TestMountAllowsOnlyWhatThisGarmdEnforces(t *testing.T) {
 		{"MODE_GRANT without step 5", "shop.v1.refund", catalogue.Steps{Notify: true, AuditRetention: retention(0)},
 			"declares approval MODE_GRANT, which needs approval grants (step 5), and no grant issuer is configured (--grant-issuer)"},
 		{"MODE_GRANT with step 5", "shop.v1.refund", catalogue.Steps{Grants: true}, ""},
+		{"MODE_GRANT with a bucket keeping spent grants long enough", "shop.v1.refund", catalogue.Steps{Grants: true, SpentFor: 6 * time.Minute, GrantSkew: time.Minute}, ""},
+		{"MODE_GRANT with a bucket forgetting spent grants too soon", "shop.v1.refund", catalogue.Steps{Grants: true, SpentFor: 5 * time.Minute, GrantSkew: time.Minute},
+			"declares approval MODE_GRANT with max_grant_age_seconds 300: with the 1m0s skew a grant is accepted for 6m0s, longer than GARM_GRANTS_SPENT keeps a spent grant (its TTL is 5m0s), so a spent grant could be spent again; raise the bucket's TTL to at least 6m0s"},
+		{"MODE_GRANT without approver_min_clearance", "shop.v1.waive", catalogue.Steps{Grants: true},
+			"declares approval MODE_GRANT without approver_min_clearance; no approver's clearance is allowed against an unspecified one, so no grant could ever verify"},
 		{"MODE_NOTIFY without --notify", "shop.v1.cancel", catalogue.Steps{Grants: true, AuditRetention: retention(0)},
 			"declares approval MODE_NOTIFY, which needs notification (step 10), and --notify is off"},
 		{"MODE_NOTIFY with --notify", "shop.v1.cancel", catalogue.Steps{Notify: true}, ""},
@@ -108,7 +113,7 @@ func TestARefusedMountListsEveryProblemAtOnceInToolOrder(t *testing.T) {
 	for _, p := range m.Problems {
 		tools = append(tools, strings.Fields(p)[1])
 	}
-	want := []string{"garm.v1.list_tools_shadow", "shop.v1.cancel", "shop.v1.export", "shop.v1.peek", "shop.v1.refund"}
+	want := []string{"garm.v1.list_tools_shadow", "shop.v1.cancel", "shop.v1.export", "shop.v1.peek", "shop.v1.refund", "shop.v1.waive"}
 	if strings.Join(tools, " ") != strings.Join(want, " ") {
 		t.Fatalf("problems name %v, want %v", tools, want)
 	}

@@ -9,11 +9,13 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/garm-dev/garm/daemon/internal/audit"
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
 	"github.com/garm-dev/garm/daemon/internal/chain/authn"
 	"github.com/garm-dev/garm/daemon/internal/chain/card"
 	"github.com/garm-dev/garm/daemon/internal/chain/dispatch"
+	"github.com/garm-dev/garm/daemon/internal/chain/grant"
 	"github.com/garm-dev/garm/daemon/internal/chain/input"
 	rowstep "github.com/garm-dev/garm/daemon/internal/chain/ledger"
 	"github.com/garm-dev/garm/daemon/internal/chain/redact"
@@ -35,6 +37,15 @@ type Config struct {
 	Lister   *listing.Lister
 	Dispatch *dispatch.Dispatcher
 	Recorder ledger.Recorder
+	// Grants is step 5; nil when approval grants are off (a MODE_GRANT
+	// tool then does not mount).
+	Grants *grant.Verifier
+	// Audit is the audit sink; nil when there is none (a LEVEL_AUDIT tool
+	// then does not mount).
+	Audit audit.Sink
+	// Notify is step 10; nil when --notify is off (a MODE_NOTIFY tool then
+	// does not mount).
+	Notify Notifier
 	// ToolTimeout is the deadline of a call whose caller set none, and the
 	// ceiling on one it set.
 	ToolTimeout time.Duration
@@ -46,6 +57,12 @@ type Config struct {
 	Logger  *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+}
+
+// Notifier is step 10: it takes a completed row for a human on the loop
+// and never fails the call.
+type Notifier interface {
+	Notify(e *ledgerv1.Event)
 }
 
 // Chain runs calls.
@@ -79,6 +96,8 @@ type Request struct {
 	Traceparent   string
 	Tracestate    string
 	CorrelationID string
+	// Grant is the Garm-Grant header: an approval grant.
+	Grant string
 }
 
 // Response is what the caller is answered.
@@ -108,6 +127,8 @@ type state struct {
 	digest   string
 	tool     *call.Tool
 	noRecord bool
+	// dispatched is true once the request went to the tool.
+	dispatched bool
 }
 
 // Run takes one call through the chain. It always answers, and writes
@@ -132,6 +153,7 @@ func (c *Chain) Run(ctx context.Context, req *Request) (resp *Response) {
 			resp.EventID = eventID
 			rowstep.Finish(st.row, err, latency)
 			c.Recorder.Record(st.row)
+			c.afterLedger(ctx, st)
 		}
 		if c.Observe != nil {
 			c.observe(st, err, latency)
@@ -211,10 +233,13 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 	}
 
 	// Step 4 (instance authorization, pre) is reserved (SPEC 11).
-	// Step 5 (approval grant) arrives with grants; until then a MODE_GRANT
-	// tool does not mount, so no tool served here needs one.
+	// Step 5: the approval grant, spent last.
+	grantJTI, err := c.approve(ctx, req, p, tool, in, st)
+	if err != nil {
+		return nil, err
+	}
 
-	// Step 6: dispatch.
+	// Step 6: dispatch, after the audit write-ahead.
 	deadline, err := dispatch.Deadline(start, req.TimeoutMs, c.ToolTimeout)
 	if err != nil {
 		return nil, err
@@ -226,8 +251,13 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 		Traceparent:    traceparent(req.Traceparent),
 		Tracestate:     tracestate(req.Tracestate),
 		IdempotencyKey: idempotencyKey,
+		GrantJTI:       grantJTI,
 	}
 	st.row.CorrelationId = hop.CorrelationID
+	if err := c.writeAhead(ctx, tool, st.row); err != nil {
+		return nil, err
+	}
+	st.dispatched = true
 	out, err := c.Dispatch.Call(ctx, tool, dispatch.Invocation(p, hop), in)
 	if err != nil {
 		return nil, err
@@ -252,9 +282,8 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 	if err != nil {
 		return nil, deny.Fail(deny.Internal, "encode", "the answer did not encode: "+err.Error())
 	}
-	// Step 9 (the ledger) completes in Run's deferred function, on every
-	// path. Step 10 (notify) arrives with notify; until then a MODE_NOTIFY
-	// tool does not mount.
+	// Step 9 (the ledger), step 10 (notify) and the audit outcome complete
+	// in Run's deferred function, on every path.
 	return &Response{Status: http.StatusOK, Body: body, ContentType: codec.ContentType(req.JSON)}, nil
 }
 

@@ -18,6 +18,7 @@ const (
 	CallDurationName  = "garm_call_duration_seconds"
 	LedgerRowsName    = "garm_ledger_rows_total"
 	TokenCacheName    = "garm_token_cache_lookups_total"
+	NotificationsName = "garm_notifications_total"
 	CatalogueInfoName = "garm_catalogue_info"
 	BuildInfoName     = "garm_build_info"
 )
@@ -40,6 +41,9 @@ type Sources struct {
 	Ledger *ledger.Counts
 	// TokenCache reports the verified-token cache's hits and misses so far.
 	TokenCache func() (hits, misses uint64)
+	// Notifications reports step 10's rows published, failed and dropped
+	// so far; nil when notify is off.
+	Notifications func() (published, failed, dropped uint64)
 }
 
 // Metrics is garmd's registry and the series on it. It is safe for
@@ -89,6 +93,9 @@ func New(version string, s Sources) *Metrics {
 	)
 	m.registry.MustRegister(ledgerRows(s.Ledger)...)
 	m.registry.MustRegister(tokenCache(s.TokenCache)...)
+	if s.Notifications != nil {
+		m.registry.MustRegister(notifications(s.Notifications)...)
+	}
 
 	m.handler = promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{
 		MaxRequestsInFlight: scrapesInFlight,
@@ -144,4 +151,21 @@ func tokenCache(counts func() (hits, misses uint64)) []prometheus.Collector {
 			Name: TokenCacheName, Help: help, ConstLabels: prometheus.Labels{"result": "miss"},
 		}, read(false)),
 	}
+}
+
+func notifications(counts func() (published, failed, dropped uint64)) []prometheus.Collector {
+	const help = "Rows of MODE_NOTIFY tools by what step 10 did with them: published to GARM_NOTIFY, failed to publish, or dropped (queue full, or garmd stopping)."
+	read := func(pick int) func() float64 {
+		return func() float64 {
+			published, failed, dropped := counts()
+			return float64([3]uint64{published, failed, dropped}[pick])
+		}
+	}
+	out := make([]prometheus.Collector, 0, 3)
+	for i, result := range []string{"published", "failed", "dropped"} {
+		out = append(out, prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: NotificationsName, Help: help, ConstLabels: prometheus.Labels{"result": result},
+		}, read(i)))
+	}
+	return out
 }

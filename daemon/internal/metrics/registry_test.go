@@ -151,3 +151,20 @@ func scrape(t *testing.T, h http.Handler) string {
 	}
 	return "\n" + string(body)
 }
+
+func TestNotificationCountsAreReadAtScrapeTimeWhenNotifyIsOn(t *testing.T) {
+	published, failed, dropped := uint64(5), uint64(1), uint64(2)
+	m := metrics.New("test", metrics.Sources{Notifications: func() (uint64, uint64, uint64) { return published, failed, dropped }})
+	const header = `# HELP garm_notifications_total Rows of MODE_NOTIFY tools by what step 10 did with them: published to GARM_NOTIFY, failed to publish, or dropped (queue full, or garmd stopping).
+# TYPE garm_notifications_total counter
+`
+	assertSeries(t, m, header+`
+garm_notifications_total{result="dropped"} 2
+garm_notifications_total{result="failed"} 1
+garm_notifications_total{result="published"} 5
+`, metrics.NotificationsName)
+	off := metrics.New("test", metrics.Sources{})
+	if strings.Contains(scrape(t, off.Handler()), metrics.NotificationsName) {
+		t.Error("notify is off and its series is exposed")
+	}
+}

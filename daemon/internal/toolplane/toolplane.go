@@ -22,6 +22,7 @@ const (
 	DigestHeader        = "Garm-Catalogue-Digest"
 	TimeoutHeader       = "Garm-Timeout-Ms"
 	CorrelationIDHeader = "Garm-Correlation-Id"
+	GrantHeader         = "Garm-Grant"
 )
 
 // Handler serves the tool plane through ch.
@@ -67,6 +68,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Traceparent:   r.Header.Get("Traceparent"),
 		Tracestate:    r.Header.Get("Tracestate"),
 		CorrelationID: r.Header.Get(CorrelationIDHeader),
+		Grant:         r.Header.Get(GrantHeader),
 	})
 	hdr := w.Header()
 	hdr["Content-Type"] = []string{resp.ContentType}

@@ -1,0 +1,94 @@
+package chain
+
+import (
+	"context"
+
+	"github.com/garm-dev/garm/daemon/internal/call"
+	"github.com/garm-dev/garm/daemon/internal/deny"
+	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// The governance a tool declares beyond its gate: an approval grant before
+// the call (step 5), a write-ahead and an outcome on the audit stream
+// around it, a human told after it (step 10). The mount allowlist
+// guarantees that whatever a served tool declares here has its enforcer
+// configured; each step still fails closed if it does not.
+
+func needsGrant(t *call.Tool) bool {
+	return t.Policy.GetApproval().GetMode() == toolv1.ToolPolicy_Approval_MODE_GRANT
+}
+
+func notifies(t *call.Tool) bool {
+	return t.Policy.GetApproval().GetMode() == toolv1.ToolPolicy_Approval_MODE_NOTIFY
+}
+
+func audited(t *call.Tool) bool {
+	return t.Policy.GetAudit().GetLevel() == toolv1.ToolPolicy_Audit_LEVEL_AUDIT
+}
+
+// approve is step 5 for a MODE_GRANT tool: the grant's id for the
+// invocation, or the refusal. The grant's task, whatever the verdict, is
+// the row's task_id tag.
+func (c *Chain) approve(ctx context.Context, req *Request, p *call.Principal, t *call.Tool, in protoreflect.Message, st *state) (string, error) {
+	if !needsGrant(t) {
+		return "", nil
+	}
+	if c.Grants == nil {
+		return "", deny.Fail(deny.Internal, "grant", "tool "+t.FQN+" declares MODE_GRANT and approval grants are off")
+	}
+	res, err := c.Grants.Check(ctx, req.Grant, p, t, in)
+	if res.TaskID != "" {
+		if st.row.Tags == nil {
+			st.row.Tags = map[string]string{}
+		}
+		st.row.Tags["task_id"] = res.TaskID
+	}
+	return res.JTI, err
+}
+
+// writeAhead writes the intent row of a LEVEL_AUDIT tool's call before it
+// is dispatched. A fail_closed tool whose intent cannot be written is not
+// called (503); any other tool is called, and the failure logged.
+func (c *Chain) writeAhead(ctx context.Context, t *call.Tool, row *ledgerv1.Event) error {
+	if !audited(t) {
+		return nil
+	}
+	failClosed := t.Policy.GetAudit().GetFailClosed()
+	if c.Audit == nil {
+		if failClosed {
+			return deny.Fail(deny.AuditUnavailable, "audit_unavailable", "tool "+t.FQN+" is audited fail_closed and no audit sink is configured")
+		}
+		return nil
+	}
+	intent := proto.Clone(row).(*ledgerv1.Event)
+	intent.Outcome = "intent"
+	if err := c.Audit.Write(context.WithoutCancel(ctx), intent); err != nil {
+		if failClosed {
+			return deny.Fail(deny.AuditUnavailable, "audit_unavailable", "the audit intent was not written: "+err.Error())
+		}
+		c.Logger.Error("garmd: an audit intent was not written; the call goes on (not fail_closed)", "event_id", row.GetEventId(), "tool", t.FQN, "err", err)
+	}
+	return nil
+}
+
+// afterLedger runs once the row is recorded: the audit outcome row of a
+// LEVEL_AUDIT tool the caller reached (an outcome without an intent says
+// the call was refused before the tool), then step 10 for a MODE_NOTIFY
+// tool that was called. Neither changes the answer.
+func (c *Chain) afterLedger(ctx context.Context, st *state) {
+	t := st.tool
+	if t == nil {
+		return
+	}
+	if audited(t) && c.Audit != nil {
+		if err := c.Audit.Write(context.WithoutCancel(ctx), st.row); err != nil {
+			c.Logger.Error("garmd: an audit outcome was not written", "event_id", st.row.GetEventId(), "tool", t.FQN, "outcome", st.row.GetOutcome(), "err", err)
+		}
+	}
+	if st.dispatched && notifies(t) && c.Notify != nil {
+		c.Notify.Notify(st.row)
+	}
+}

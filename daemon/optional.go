@@ -1,0 +1,95 @@
+package garmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/garm-dev/garm/daemon/internal/audit"
+	auditjs "github.com/garm-dev/garm/daemon/internal/audit/jetstream"
+	"github.com/garm-dev/garm/daemon/internal/catalogue"
+	"github.com/garm-dev/garm/daemon/internal/chain/grant"
+	"github.com/garm-dev/garm/daemon/internal/chain/notify"
+	replayjs "github.com/garm-dev/garm/daemon/internal/replay/jetstream"
+	"github.com/garm-dev/garm/runtime/wire"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// optionalSteps are the parts of the chain an operator turns on: approval
+// grants (step 5) behind --grant-issuer, the audit sink behind
+// --audit-stream-retention, notify (step 10) behind --notify. Each is
+// checked against the bus at startup — the bucket or stream it writes must
+// exist and be fit for it — and what is on becomes the mount allowlist's
+// catalogue.Steps.
+type optionalSteps struct {
+	steps    catalogue.Steps
+	grants   *grant.Verifier
+	audit    audit.Sink
+	notifier *notify.Notifier
+}
+
+// openOptional checks and builds every optional step the configuration
+// turns on, reporting every problem at once.
+func (d *Daemon) openOptional(ctx context.Context) error {
+	cfg := d.cfg
+	if !cfg.Grants() && cfg.AuditStreamRetention == nil && !cfg.Notify {
+		return nil
+	}
+	js, err := jetstream.New(d.nc)
+	if err != nil {
+		return fmt.Errorf("JetStream: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	var problems []error
+	if cfg.Grants() {
+		if err := d.openGrants(ctx, js); err != nil {
+			problems = append(problems, fmt.Errorf("--grant-issuer: %w", err))
+		}
+	}
+	if r := cfg.AuditStreamRetention; r != nil {
+		if err := auditjs.CheckStream(ctx, js, *r); err != nil {
+			problems = append(problems, fmt.Errorf("--audit-stream-retention: %w", err))
+		} else {
+			d.opt.audit = auditjs.New(js, auditjs.Options{Logger: d.logger})
+			d.opt.steps.AuditRetention = r
+		}
+	}
+	if cfg.Notify {
+		if err := notify.CheckStream(ctx, js); err != nil {
+			problems = append(problems, fmt.Errorf("--notify: %w", err))
+		} else {
+			d.opt.notifier = notify.New(js, notify.Options{Logger: d.logger})
+			d.opt.steps.Notify = true
+		}
+	}
+	return errors.Join(problems...)
+}
+
+// openGrants checks the spent-grant bucket, reading back how long it keeps
+// a spent grant, and builds step 5's verifier over it.
+func (d *Daemon) openGrants(ctx context.Context, js jetstream.JetStream) error {
+	ttl, err := replayjs.CheckBucket(ctx, js)
+	if err != nil {
+		return err
+	}
+	kv, err := js.KeyValue(ctx, wire.GrantsSpentBucket)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", wire.GrantsSpentBucket, err)
+	}
+	v, err := grant.New(grant.Config{
+		Issuer:   d.cfg.GrantIssuer,
+		JWKSURL:  d.cfg.GrantKeySet(),
+		Audience: d.cfg.GrantAud(),
+		Spender:  replayjs.New(kv),
+		Logger:   d.logger,
+	})
+	if err != nil {
+		return err
+	}
+	d.opt.grants = v
+	d.opt.steps.Grants = true
+	d.opt.steps.SpentFor = ttl
+	d.opt.steps.GrantSkew = grant.DefaultSkew
+	return nil
+}
