@@ -13,6 +13,7 @@ import (
 	"github.com/garm-dev/garm/devkit/idp"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
 	"github.com/garm-dev/garm/runtime/toolbind"
+	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
@@ -88,6 +89,8 @@ func createAuditStream(t testing.TB, js jetstream.JetStream) {
 // paymentsService serves appr.v1.Payments and counts what it served.
 type paymentsService struct {
 	paid, exported, cancelled atomic.Uint32
+	// grantJTI is the grant_jti of the last payment's invocation.
+	grantJTI atomic.Value
 }
 
 func startPaymentsService(t testing.TB, url string) *paymentsService {
@@ -98,11 +101,12 @@ func startPaymentsService(t testing.TB, url string) *paymentsService {
 }
 
 func (p *paymentsService) handler(method string, out protoreflect.MessageDescriptor) toolbind.Handler {
-	return func(_ context.Context, req proto.Message) (proto.Message, error) {
+	return func(ctx context.Context, req proto.Message) (proto.Message, error) {
 		in := req.ProtoReflect()
 		res := dynamicpb.NewMessage(out)
 		switch method {
 		case "Pay":
+			p.grantJTI.Store(wire.InvocationFrom(ctx).GetGrantJti())
 			n := p.paid.Add(1)
 			set(res, "payment_id", fmt.Sprintf("pay-%d", n))
 			res.Set(out.Fields().ByName("sent"), protoreflect.ValueOfUint32(n))

@@ -3,6 +3,8 @@ package garmd_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"sync"
@@ -48,6 +50,9 @@ func TestAnApprovedPaymentSucceedsOnceAndItsReplayIsRefused(t *testing.T) {
 	row := s.row(ans.eventID())
 	if row.GetOutcome() != "ok" || row.GetTags()["task_id"] != "TASK-7" {
 		t.Fatalf("row outcome %q tags %v", row.GetOutcome(), row.GetTags())
+	}
+	if got, want := s.payments.grantJTI.Load(), grantID(t, g); got != want || want == "" {
+		t.Fatalf("the tool was told grant_jti %q, want the grant's jti %q", got, want)
 	}
 	audit := auditRowsOf(s, ans.eventID())
 	if len(audit) != 2 || audit[0].msgID != ans.eventID()+".intent" || audit[1].msgID != ans.eventID()+".ok" ||
@@ -286,4 +291,24 @@ func (s *stack) waitStreamRow(stream, eventID string) streamRow {
 	}
 	s.t.Fatalf("no row of %s on %s within %s", eventID, stream, waitTimeout)
 	return streamRow{}
+}
+
+// grantID is the jti of a compact grant, read without verifying it.
+func grantID(t *testing.T, grant string) string {
+	t.Helper()
+	parts := strings.Split(grant, ".")
+	if len(parts) != 3 {
+		t.Fatalf("the grant has %d parts", len(parts))
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claims struct {
+		JTI string `json:"jti"`
+	}
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		t.Fatal(err)
+	}
+	return claims.JTI
 }

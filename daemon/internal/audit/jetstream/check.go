@@ -34,7 +34,7 @@ func CheckStream(ctx context.Context, js jetstream.JetStream, asserted time.Dura
 	}
 	cfg := s.CachedInfo().Config
 	var errs []error
-	if !anyCovers(cfg.Subjects, auditSubjects) {
+	if !wire.Covers(cfg.Subjects, auditSubjects) {
 		errs = append(errs, fmt.Errorf("audit stream %s has the subjects %q, which do not cover the audit subjects %s; add %q to them, e.g. nats stream edit %s --subjects '%s'",
 			wire.AuditStream, cfg.Subjects, auditSubjects, wire.AuditStreamSubjects, wire.AuditStream,
 			strings.Join(slices.Concat(cfg.Subjects, []string{wire.AuditStreamSubjects}), ",")))
@@ -113,30 +113,3 @@ var auditSubjects = func() string {
 	tokens[len(tokens)-2], tokens[len(tokens)-1] = "*", "*"
 	return strings.Join(tokens, ".")
 }()
-
-func anyCovers(filters []string, subjects string) bool {
-	for _, f := range filters {
-		if covers(f, subjects) {
-			return true
-		}
-	}
-	return false
-}
-
-// covers reports whether the subject filter matches every subject that the
-// filter subjects matches.
-func covers(filter, subjects string) bool {
-	f, s := strings.Split(filter, "."), strings.Split(subjects, ".")
-	for i, ft := range f {
-		if ft == ">" {
-			return i < len(s)
-		}
-		if i >= len(s) || s[i] == ">" {
-			return false
-		}
-		if ft != "*" && ft != s[i] {
-			return false
-		}
-	}
-	return len(f) == len(s)
-}

@@ -28,7 +28,7 @@ func CheckStream(ctx context.Context, js jetstream.JetStream) error {
 	}
 	cfg := s.CachedInfo().Config
 	var errs []error
-	if !anyCovers(cfg.Subjects, notifySubjects) {
+	if !wire.Covers(cfg.Subjects, notifySubjects) {
 		errs = append(errs, fmt.Errorf("notify stream %s has the subjects %q, which do not cover the notify subjects %s; add %q to them, e.g. nats stream edit %s --subjects '%s'",
 			wire.NotifyStream, cfg.Subjects, notifySubjects, wire.NotifyStreamSubjects, wire.NotifyStream,
 			strings.Join(slices.Concat(cfg.Subjects, []string{wire.NotifyStreamSubjects}), ",")))
@@ -49,30 +49,3 @@ var notifySubjects = func() string {
 	tokens[len(tokens)-2], tokens[len(tokens)-1] = "*", ">"
 	return strings.Join(tokens, ".")
 }()
-
-func anyCovers(filters []string, subjects string) bool {
-	for _, f := range filters {
-		if covers(f, subjects) {
-			return true
-		}
-	}
-	return false
-}
-
-// covers reports whether the subject filter matches every subject that the
-// filter subjects matches.
-func covers(filter, subjects string) bool {
-	f, s := strings.Split(filter, "."), strings.Split(subjects, ".")
-	for i, ft := range f {
-		if ft == ">" {
-			return i < len(s)
-		}
-		if i >= len(s) || s[i] == ">" {
-			return false
-		}
-		if ft != "*" && ft != s[i] {
-			return false
-		}
-	}
-	return len(f) == len(s)
-}

@@ -27,7 +27,7 @@ func CheckStream(ctx context.Context, js jetstream.JetStream) error {
 	}
 	cfg := s.CachedInfo().Config
 	var errs []error
-	if !anyCovers(cfg.Subjects, ledgerSubjects) {
+	if !wire.Covers(cfg.Subjects, ledgerSubjects) {
 		errs = append(errs, fmt.Errorf("ledger stream %s has the subjects %q, which do not cover the ledger subjects %s; add %q to them, e.g. nats stream edit %s --subjects '%s'",
 			wire.LedgerStream, cfg.Subjects, ledgerSubjects, wire.LedgerStreamSubjects, wire.LedgerStream,
 			strings.Join(slices.Concat(cfg.Subjects, []string{wire.LedgerStreamSubjects}), ",")))
@@ -48,30 +48,3 @@ var ledgerSubjects = func() string {
 	tokens[len(tokens)-2], tokens[len(tokens)-1] = "*", "*"
 	return strings.Join(tokens, ".")
 }()
-
-func anyCovers(filters []string, subjects string) bool {
-	for _, f := range filters {
-		if covers(f, subjects) {
-			return true
-		}
-	}
-	return false
-}
-
-// covers reports whether the subject filter matches every subject that the
-// filter subjects matches.
-func covers(filter, subjects string) bool {
-	f, s := strings.Split(filter, "."), strings.Split(subjects, ".")
-	for i, ft := range f {
-		if ft == ">" {
-			return i < len(s)
-		}
-		if i >= len(s) || s[i] == ">" {
-			return false
-		}
-		if ft != "*" && ft != s[i] {
-			return false
-		}
-	}
-	return len(f) == len(s)
-}
