@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,7 +18,7 @@ import (
 	garmd "github.com/garm-dev/garm/daemon"
 	"github.com/garm-dev/garm/devkit/idp"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
-	"github.com/nats-io/nats-server/v2/server"
+	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
@@ -28,53 +27,28 @@ import (
 // waitTimeout bounds every wait of these tests.
 const waitTimeout = 15 * time.Second
 
-// bus is an embedded NATS server with JetStream on a random loopback port.
+// bus is the plane's NATS server, with JetStream. The fault tests stop it,
+// make calls while it is gone and start it again: it comes back on the same
+// port, so clients reconnect, and the same store, so the streams are there.
 type bus struct {
-	srv  *server.Server
-	url  string
-	port int
-	dir  string
+	srv *garmtooltest.Server
+	url string
 }
 
 func startBus(t testing.TB) *bus {
 	t.Helper()
-	b := &bus{dir: t.TempDir(), port: server.RANDOM_PORT}
-	b.start(t)
-	t.Cleanup(b.stop)
+	srv := garmtooltest.StartJetStream(t)
+	b := &bus{srv: srv, url: srv.URL()}
 	createStreams(t, b.url)
 	return b
 }
 
+func (b *bus) stop() { b.srv.Stop() }
+
 func (b *bus) start(t testing.TB) {
 	t.Helper()
-	srv, err := server.NewServer(&server.Options{
-		ServerName: "garmd-test",
-		Host:       "127.0.0.1",
-		Port:       b.port,
-		NoLog:      true,
-		NoSigs:     true,
-		JetStream:  true,
-		StoreDir:   b.dir,
-	})
-	if err != nil {
+	if err := b.srv.Start(); err != nil {
 		t.Fatal(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(waitTimeout) {
-		srv.Shutdown()
-		t.Fatal("the embedded NATS server did not start")
-	}
-	b.srv = srv
-	b.url = srv.ClientURL()
-	// A restart binds the same port, so clients reconnect to it.
-	b.port = srv.Addr().(*net.TCPAddr).Port
-}
-
-func (b *bus) stop() {
-	if b.srv != nil {
-		b.srv.Shutdown()
-		b.srv.WaitForShutdown()
-		b.srv = nil
 	}
 }
 

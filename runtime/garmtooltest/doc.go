@@ -19,6 +19,14 @@
 // sees what garmd would see. The raw connections are exposed for requests
 // garmd would never send.
 //
+// For code that talks to NATS itself rather than serving tools (garmd's
+// ledger, audit sink, notify and spent-grant bucket, and garmd end to end),
+// StartServer and StartJetStream give the server alone, and ConnectJetStream
+// a client of it that reconnects. A JetStream server keeps its store in a
+// directory of the test's, so its streams and buckets survive Restart, or
+// Stop and Start around calls made while it is gone, as a real server's
+// would; a plain server's Restart comes back empty.
+//
 // It is for tests only: it is the one package under runtime/ that links the
 // NATS server, and nothing a service ships may import it. It does not run
 // garmd: authentication, visibility, validation and redaction are garmd's,

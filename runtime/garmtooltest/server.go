@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -14,56 +15,104 @@ import (
 // startTimeout bounds how long starting a server or a service may take.
 const startTimeout = 10 * time.Second
 
-// Server is an embedded NATS server listening on a random loopback port.
+// host is the only interface a Server listens on.
+const host = "127.0.0.1"
+
+// Server is an embedded NATS server listening on a random loopback port,
+// with JetStream when NewJetStreamServer or StartJetStream started it.
 type Server struct {
-	mu  sync.Mutex
-	srv *server.Server
+	mu         sync.Mutex
+	srv        *server.Server // nil while stopped
+	port       int            // picked by the first start, bound again by every later one
+	storeDir   string         // the JetStream store; "" for a server without JetStream
+	maxPayload int32          // 0 for the NATS server's default
 }
 
 // NewServer starts an embedded NATS server on 127.0.0.1 on a port the
-// operating system picks, with no monitoring listener, no clustering and no
-// logging. Close stops it.
+// operating system picks, with no monitoring listener, no clustering, no
+// JetStream and no logging. Close stops it.
 func NewServer() (*Server, error) {
-	srv, err := startServer(server.RANDOM_PORT)
-	if err != nil {
-		return nil, err
-	}
-	return &Server{srv: srv}, nil
+	return newServer(&Server{port: server.RANDOM_PORT})
 }
 
-func startServer(port int) (*server.Server, error) {
+func newServer(s *Server) (*Server, error) {
+	if err := s.start(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// start starts the server on s.port and pins the port it bound; the caller
+// holds s.mu or has not shared s yet.
+func (s *Server) start() error {
 	srv, err := server.NewServer(&server.Options{
 		ServerName: "garmtooltest",
-		Host:       "127.0.0.1",
-		Port:       port,
+		Host:       host,
+		Port:       s.port,
+		JetStream:  s.storeDir != "",
+		StoreDir:   s.storeDir,
+		MaxPayload: s.maxPayload,
 		NoLog:      true,
 		NoSigs:     true,
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	go srv.Start()
 	if !srv.ReadyForConnections(startTimeout) {
 		srv.Shutdown()
-		return nil, errors.New("garmtooltest: the embedded NATS server did not accept connections within " + startTimeout.String())
+		return errors.New("garmtooltest: the embedded NATS server did not accept connections within " + startTimeout.String())
 	}
-	return srv, nil
+	s.srv = srv
+	s.port = srv.Addr().(*net.TCPAddr).Port
+	return nil
 }
 
-// Restart stops the server, dropping every connection, and starts a fresh
-// one on the same port, as a bus restart would. Clients that reconnect find
-// it; nothing of the old server's state survives.
+// stop shuts the server down and waits until it has; the caller holds s.mu.
+func (s *Server) stop() {
+	if s.srv == nil {
+		return
+	}
+	s.srv.Shutdown()
+	s.srv.WaitForShutdown()
+	s.srv = nil
+}
+
+// Restart stops the server, dropping every connection, and starts it again
+// on the same port at once, as a bus restart would; clients that reconnect
+// find it. A plain server comes back empty: nothing of the old one's state
+// survives. A JetStream server comes back on the same store, with every
+// stream and bucket it held, as a real server's would.
 func (s *Server) Restart() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	port := s.srv.Addr().(*net.TCPAddr).Port
-	s.srv.Shutdown()
-	s.srv.WaitForShutdown()
-	srv, err := startServer(port)
-	if err != nil {
-		return fmt.Errorf("garmtooltest: restarting the server on port %d: %w", port, err)
+	s.stop()
+	if err := s.start(); err != nil {
+		return fmt.Errorf("garmtooltest: restarting the server on port %d: %w", s.port, err)
 	}
-	s.srv = srv
+	return nil
+}
+
+// Stop stops the server, dropping every connection, and waits until it has,
+// for a test that makes calls while the server is gone; Start brings it
+// back. Stopping a stopped server does nothing.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stop()
+}
+
+// Start starts a stopped server again on the same port (and store), as
+// Restart would. Starting a running server is an error.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.srv != nil {
+		return fmt.Errorf("garmtooltest: the server on port %d is already running", s.port)
+	}
+	if err := s.start(); err != nil {
+		return fmt.Errorf("garmtooltest: starting the server again on port %d: %w", s.port, err)
+	}
 	return nil
 }
 
@@ -78,17 +127,14 @@ func StartServer(t testing.TB) *Server {
 	return s
 }
 
-// URL is the nats:// URL clients connect to; it survives a Restart.
+// URL is the nats:// URL clients connect to. It does not change across
+// Stop, Start and Restart, and answers while the server is stopped.
 func (s *Server) URL() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.srv.ClientURL()
+	return "nats://" + net.JoinHostPort(host, strconv.Itoa(s.port))
 }
 
-// Close stops the server and waits until it has.
-func (s *Server) Close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.srv.Shutdown()
-	s.srv.WaitForShutdown()
-}
+// Close stops the server and waits until it has; closing a stopped server
+// does nothing.
+func (s *Server) Close() { s.Stop() }

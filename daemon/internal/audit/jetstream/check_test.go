@@ -7,6 +7,7 @@ import (
 	"time"
 
 	auditjs "github.com/garm-dev/garm/daemon/internal/audit/jetstream"
+	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -51,7 +52,7 @@ func with(change func(*jetstream.StreamConfig)) *jetstream.StreamConfig {
 }
 
 func TestCheckStreamAcceptsAStreamThatHoldsEveryRowForTheAssertedRetention(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	for _, tc := range []struct {
 		name     string
 		cfg      *jetstream.StreamConfig
@@ -75,7 +76,7 @@ func TestCheckStreamAcceptsAStreamThatHoldsEveryRowForTheAssertedRetention(t *te
 }
 
 func TestCheckStreamRefusesAMissingStreamAndSaysHowToCreateIt(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	assertMentions(t, checkWith(t, js, nil, 0),
 		wire.AuditStream, "does not exist", "nats stream add "+wire.AuditStream, "--subjects '"+wire.AuditStreamSubjects+"'",
 		"--storage file", "--discard new", "--max-age 0s", "indefinitely")
@@ -83,31 +84,31 @@ func TestCheckStreamRefusesAMissingStreamAndSaysHowToCreateIt(t *testing.T) {
 }
 
 func TestCheckStreamRefusesAMemoryStream(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	err := checkWith(t, js, with(func(c *jetstream.StreamConfig) { c.Storage = jetstream.MemoryStorage }), 0)
 	assertMentions(t, err, wire.AuditStream, "Memory storage", "--storage file")
 }
 
 func TestCheckStreamRefusesAStreamThatDropsOldRowsWhenFull(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	err := checkWith(t, js, with(func(c *jetstream.StreamConfig) { c.Discard = jetstream.DiscardOld }), 0)
 	assertMentions(t, err, wire.AuditStream, "DiscardOld", "--discard new")
 }
 
 func TestCheckStreamRefusesAStreamThatDropsOldRowsOfASubject(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	err := checkWith(t, js, with(func(c *jetstream.StreamConfig) { c.MaxMsgsPerSubject = 1000 }), 0)
 	assertMentions(t, err, wire.AuditStream, "1000 messages per subject", "discard_new_per_subject")
 }
 
 func TestCheckStreamRefusesAStreamThatRemovesConsumedRows(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	err := checkWith(t, js, with(func(c *jetstream.StreamConfig) { c.Retention = jetstream.InterestPolicy }), 0)
 	assertMentions(t, err, wire.AuditStream, "Interest retention", "limits")
 }
 
 func TestCheckStreamRefusesAStreamWhoseSubjectsMissSomeAuditSubjects(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	for _, subjects := range [][]string{
 		{"other.>"},
 		{"garm.v1.audit.acme.>"},
@@ -123,30 +124,30 @@ func TestCheckStreamRefusesAStreamWhoseSubjectsMissSomeAuditSubjects(t *testing.
 }
 
 func TestCheckStreamRefusesAMaxAgeShorterThanTheAssertedRetention(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	err := checkWith(t, js, with(func(c *jetstream.StreamConfig) { c.MaxAge = 24 * time.Hour }), month)
 	assertMentions(t, err, wire.AuditStream, "keeps messages for 24h", "is 720h", "--max-age 720h")
 }
 
 func TestCheckStreamRefusesAnyMaxAgeWhenTheAssertedRetentionIsIndefinite(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	err := checkWith(t, js, with(func(c *jetstream.StreamConfig) { c.MaxAge = 12 * month }), 0)
 	assertMentions(t, err, wire.AuditStream, "keeps messages for 8640h", "indefinitely", "--max-age 0s")
 }
 
 func TestCheckStreamRefusesANegativeAssertion(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	assertMentions(t, checkWith(t, js, with(func(*jetstream.StreamConfig) {}), -time.Hour), "--audit-stream-retention", "-1h")
 }
 
 func TestCheckStreamRefusesAStreamThatDoesNotAcknowledge(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	err := checkWith(t, js, with(func(c *jetstream.StreamConfig) { c.NoAck = true }), 0)
 	assertMentions(t, err, wire.AuditStream, "no_ack")
 }
 
 func TestCheckStreamRefusesASealedStream(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	ctx, cancel := context.WithTimeout(t.Context(), waitBound)
 	defer cancel()
 	cfg := auditStream()
@@ -159,7 +160,7 @@ func TestCheckStreamRefusesASealedStream(t *testing.T) {
 }
 
 func TestCheckStreamNamesEveryProblemAtOnce(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	err := checkWith(t, js, &jetstream.StreamConfig{
 		Name:     wire.AuditStream,
 		Subjects: []string{"garm.v1.audit.acme.>"},

@@ -3,14 +3,12 @@ package jetstream_test
 import (
 	"context"
 	"errors"
-	"net"
 	"testing"
 	"time"
 
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
+	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"github.com/garm-dev/garm/runtime/wire"
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -19,49 +17,11 @@ import (
 // waitBound bounds every wait in these tests; none should come near it.
 const waitBound = 20 * time.Second
 
-// startJetStream is an embedded NATS server with JetStream on a random
-// loopback port, its store in a directory of the test's, shut down when the
+// connect is a JetStream client of srv that reconnects, closed when the
 // test ends.
-func startJetStream(t testing.TB) *server.Server {
+func connect(t testing.TB, srv *garmtooltest.Server) jetstream.JetStream {
 	t.Helper()
-	srv, err := server.NewServer(&server.Options{
-		ServerName: "audit-jetstream-test",
-		Host:       "127.0.0.1",
-		Port:       server.RANDOM_PORT,
-		JetStream:  true,
-		StoreDir:   t.TempDir(),
-		NoLog:      true,
-		NoSigs:     true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(waitBound) {
-		srv.Shutdown()
-		t.Fatalf("the embedded NATS server did not accept connections within %v", waitBound)
-	}
-	if _, ok := srv.Addr().(*net.TCPAddr); !ok {
-		t.Fatalf("the embedded NATS server listens on %v, not TCP", srv.Addr())
-	}
-	t.Cleanup(func() {
-		srv.Shutdown()
-		srv.WaitForShutdown()
-	})
-	return srv
-}
-
-func connect(t testing.TB, srv *server.Server) jetstream.JetStream {
-	t.Helper()
-	nc, err := nats.Connect(srv.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, js := garmtooltest.ConnectJetStream(t, srv.URL())
 	return js
 }
 

@@ -8,12 +8,13 @@ import (
 
 	auditjs "github.com/garm-dev/garm/daemon/internal/audit/jetstream"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
+	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"github.com/garm-dev/garm/runtime/wire"
 	"google.golang.org/protobuf/proto"
 )
 
 func TestAWriteLandsOnItsTenantsSubjectWithTheEventIdAndOutcomeAsMsgId(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	createStream(t, js, auditStream())
 	sink := auditjs.New(js, auditjs.Options{})
 	e := auditRow("0190-intent-lands", "intent")
@@ -37,7 +38,7 @@ func TestAWriteLandsOnItsTenantsSubjectWithTheEventIdAndOutcomeAsMsgId(t *testin
 }
 
 func TestTheSameEventIdAndOutcomeWrittenTwiceIsStoredOnce(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	createStream(t, js, auditStream())
 	sink := auditjs.New(js, auditjs.Options{})
 	for range 2 {
@@ -51,7 +52,7 @@ func TestTheSameEventIdAndOutcomeWrittenTwiceIsStoredOnce(t *testing.T) {
 }
 
 func TestTheIntentAndOutcomeOfOneEventAreTwoMessages(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	createStream(t, js, auditStream())
 	sink := auditjs.New(js, auditjs.Options{})
 	// The chain writes the open row ahead of the call, then completes the
@@ -80,7 +81,7 @@ func TestTheIntentAndOutcomeOfOneEventAreTwoMessages(t *testing.T) {
 }
 
 func TestAWriteToADeletedStreamFailsWithinTheTimeout(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	createStream(t, js, auditStream())
 	ctx, cancel := context.WithTimeout(t.Context(), waitBound)
 	defer cancel()
@@ -101,11 +102,10 @@ func TestAWriteToADeletedStreamFailsWithinTheTimeout(t *testing.T) {
 }
 
 func TestAWriteToAServerThatIsGoneFailsAtItsTimeout(t *testing.T) {
-	srv := startJetStream(t)
+	srv := garmtooltest.StartJetStream(t)
 	js := connect(t, srv)
 	createStream(t, js, auditStream())
-	srv.Shutdown()
-	srv.WaitForShutdown()
+	srv.Stop()
 	const timeout = 300 * time.Millisecond
 	sink := auditjs.New(js, auditjs.Options{Timeout: timeout})
 	start := time.Now()
@@ -120,11 +120,10 @@ func TestAWriteToAServerThatIsGoneFailsAtItsTimeout(t *testing.T) {
 }
 
 func TestTheCallersContextEndsAWriteSoonerThanTheTimeout(t *testing.T) {
-	srv := startJetStream(t)
+	srv := garmtooltest.StartJetStream(t)
 	js := connect(t, srv)
 	createStream(t, js, auditStream())
-	srv.Shutdown()
-	srv.WaitForShutdown()
+	srv.Stop()
 	sink := auditjs.New(js, auditjs.Options{Timeout: waitBound})
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
@@ -139,7 +138,7 @@ func TestTheCallersContextEndsAWriteSoonerThanTheTimeout(t *testing.T) {
 }
 
 func TestARowThatCannotBeToldApartIsRefusedUnwritten(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	createStream(t, js, auditStream())
 	sink := auditjs.New(js, auditjs.Options{})
 	for name, e := range map[string]*ledgerv1.Event{

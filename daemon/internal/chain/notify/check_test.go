@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/garm-dev/garm/daemon/internal/chain/notify"
+	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -42,7 +43,7 @@ func assertMentions(t *testing.T, err error, words ...string) {
 }
 
 func TestCheckStreamAcceptsAStreamWhoseSubjectsCoverEveryNotifySubject(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	for _, subjects := range [][]string{
 		{wire.NotifyStreamSubjects},
 		{"garm.v1.notify.*.>"},
@@ -59,12 +60,12 @@ func TestCheckStreamAcceptsAStreamWhoseSubjectsCoverEveryNotifySubject(t *testin
 }
 
 func TestCheckStreamRefusesAMissingStreamAndSaysHowToCreateIt(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	assertMentions(t, checkWith(t, js, nil), wire.NotifyStream, "does not exist", "nats stream add "+wire.NotifyStream, wire.NotifyStreamSubjects)
 }
 
 func TestCheckStreamRefusesAStreamWhoseSubjectsMissSomeNotifySubjects(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	for _, subjects := range [][]string{
 		{"other.>"},
 		{"garm.v1.notify.acme.>"},
@@ -79,13 +80,13 @@ func TestCheckStreamRefusesAStreamWhoseSubjectsMissSomeNotifySubjects(t *testing
 }
 
 func TestCheckStreamRefusesAStreamThatDoesNotAcknowledge(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	err := checkWith(t, js, &jetstream.StreamConfig{Name: wire.NotifyStream, Subjects: []string{wire.NotifyStreamSubjects}, NoAck: true})
 	assertMentions(t, err, wire.NotifyStream, "no_ack")
 }
 
 func TestCheckStreamRefusesASealedStream(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	ctx, cancel := context.WithTimeout(t.Context(), waitBound)
 	defer cancel()
 	cfg := jetstream.StreamConfig{Name: wire.NotifyStream, Subjects: []string{wire.NotifyStreamSubjects}}
@@ -100,7 +101,7 @@ func TestCheckStreamRefusesASealedStream(t *testing.T) {
 }
 
 func TestCheckStreamNamesEveryProblemAtOnce(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	err := checkWith(t, js, &jetstream.StreamConfig{Name: wire.NotifyStream, Subjects: []string{"other.>"}, NoAck: true})
 	assertMentions(t, err, "do not cover", "no_ack")
 }

@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/garm-dev/garm/daemon/internal/chain/notify"
+	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"github.com/garm-dev/garm/runtime/wire"
 	"google.golang.org/protobuf/proto"
 )
 
 func TestARowArrivesOnItsTenantsAndToolsSubjectIntact(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	createNotifyStream(t, js)
 	n := newNotifier(t, js, notify.Options{})
 	e := completedRow(1)
@@ -42,7 +43,7 @@ func TestARowArrivesOnItsTenantsAndToolsSubjectIntact(t *testing.T) {
 }
 
 func TestARowNotifiedTwiceIsHeldOnce(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	createNotifyStream(t, js)
 	n := newNotifier(t, js, notify.Options{})
 	n.Notify(completedRow(1))
@@ -54,7 +55,7 @@ func TestARowNotifiedTwiceIsHeldOnce(t *testing.T) {
 }
 
 func TestAMissingStreamCountsAFailureAndNotifyStillReturnsAtOnce(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	var logs logCapture
 	n := newNotifier(t, js, notify.Options{Timeout: time.Second, Logger: logs.logger()})
 	const rows = 3
@@ -88,13 +89,12 @@ func TestAMissingStreamCountsAFailureAndNotifyStillReturnsAtOnce(t *testing.T) {
 }
 
 func TestAFullQueueDropsAndCountsWithoutWaiting(t *testing.T) {
-	srv := startJetStream(t)
+	srv := garmtooltest.StartJetStream(t)
 	js := connect(t, srv)
 	createNotifyStream(t, js)
 	// With the server gone the publisher waits out its timeout on the first
 	// row, so the queue behind it fills.
-	srv.Shutdown()
-	srv.WaitForShutdown()
+	srv.Stop()
 	var logs logCapture
 	n := notify.New(js, notify.Options{QueueSize: 1, Timeout: waitBound, Logger: logs.logger()})
 	const rows = 10
@@ -132,7 +132,7 @@ func TestAFullQueueDropsAndCountsWithoutWaiting(t *testing.T) {
 }
 
 func TestCloseFlushesTheQueue(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	createNotifyStream(t, js)
 	n := notify.New(js, notify.Options{QueueSize: 512})
 	const rows = 200
@@ -156,7 +156,7 @@ func TestCloseFlushesTheQueue(t *testing.T) {
 }
 
 func TestNotifyAfterCloseIsDroppedAndCounted(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	createNotifyStream(t, js)
 	var logs logCapture
 	n := notify.New(js, notify.Options{Logger: logs.logger()})
@@ -180,7 +180,7 @@ func TestNotifyAfterCloseIsDroppedAndCounted(t *testing.T) {
 }
 
 func TestEveryRowNotifiedWhileClosingIsAccountedFor(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	createNotifyStream(t, js)
 	n := notify.New(js, notify.Options{QueueSize: 16})
 	const writers, each = 8, 50

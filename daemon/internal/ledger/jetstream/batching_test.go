@@ -8,6 +8,7 @@ import (
 
 	ledgerjs "github.com/garm-dev/garm/daemon/internal/ledger/jetstream"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
+	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"github.com/garm-dev/garm/runtime/wire"
 	"google.golang.org/protobuf/proto"
 )
@@ -26,7 +27,7 @@ func closeRecorder(t *testing.T, r *ledgerjs.Recorder) {
 }
 
 func TestRowsArriveAsOneBatchPerSubjectEachWithItsOwnMessageID(t *testing.T) {
-	s := startJetStream(t)
+	s := garmtooltest.StartJetStream(t)
 	_, js := connect(t, s)
 	createLedgerStream(t, js)
 	var logs logCapture
@@ -86,7 +87,7 @@ func tenantIndex(tenant string) int {
 }
 
 func TestAFullBatchIsPublishedAtTheRowLimitWithoutWaiting(t *testing.T) {
-	s := startJetStream(t)
+	s := garmtooltest.StartJetStream(t)
 	_, js := connect(t, s)
 	createLedgerStream(t, js)
 	var logs logCapture
@@ -117,7 +118,7 @@ func TestAFullBatchIsPublishedAtTheRowLimitWithoutWaiting(t *testing.T) {
 }
 
 func TestABatchIsPublishedBeforeARowWouldTakeItPastTheByteLimit(t *testing.T) {
-	s := startJetStream(t)
+	s := garmtooltest.StartJetStream(t)
 	_, js := connect(t, s)
 	createLedgerStream(t, js)
 	var logs logCapture
@@ -154,7 +155,7 @@ func TestABatchIsPublishedBeforeARowWouldTakeItPastTheByteLimit(t *testing.T) {
 }
 
 func TestARowLargerThanTheByteLimitIsABatchOfItsOwn(t *testing.T) {
-	s := startJetStream(t)
+	s := garmtooltest.StartJetStream(t)
 	_, js := connect(t, s)
 	createLedgerStream(t, js)
 	var logs logCapture
@@ -177,7 +178,7 @@ func TestARowLargerThanTheByteLimitIsABatchOfItsOwn(t *testing.T) {
 }
 
 func TestTheFlushIntervalPublishesALoneRow(t *testing.T) {
-	s := startJetStream(t)
+	s := garmtooltest.StartJetStream(t)
 	_, js := connect(t, s)
 	createLedgerStream(t, js)
 	var logs logCapture
@@ -193,7 +194,7 @@ func TestTheFlushIntervalPublishesALoneRow(t *testing.T) {
 }
 
 func TestAnUnencodableRowFallsBackAloneAndItsBatchIsPublished(t *testing.T) {
-	s := startJetStream(t)
+	s := garmtooltest.StartJetStream(t)
 	_, js := connect(t, s)
 	createLedgerStream(t, js)
 	var logs logCapture

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	ledgerjs "github.com/garm-dev/garm/daemon/internal/ledger/jetstream"
+	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -23,7 +24,7 @@ import (
 //     says how much did;
 //   - fallback: the Recorder is closed and every row is a JSON log line.
 func BenchmarkRecord(b *testing.B) {
-	s := startJetStream(b)
+	s := garmtooltest.StartJetStream(b)
 	nc, js := connect(b, s)
 	e := row("acme", 0)
 	discard := slog.New(slog.DiscardHandler)

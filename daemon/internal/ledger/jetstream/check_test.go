@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	ledgerjs "github.com/garm-dev/garm/daemon/internal/ledger/jetstream"
+	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -40,7 +41,7 @@ func assertMentions(t *testing.T, err error, words ...string) {
 }
 
 func TestCheckStreamAcceptsAStreamWhoseSubjectsCoverEveryLedgerSubject(t *testing.T) {
-	s := startJetStream(t)
+	s := garmtooltest.StartJetStream(t)
 	_, js := connect(t, s)
 	for _, subjects := range [][]string{
 		{wire.LedgerStreamSubjects},
@@ -59,14 +60,14 @@ func TestCheckStreamAcceptsAStreamWhoseSubjectsCoverEveryLedgerSubject(t *testin
 }
 
 func TestCheckStreamRefusesAMissingStreamAndSaysHowToCreateIt(t *testing.T) {
-	s := startJetStream(t)
+	s := garmtooltest.StartJetStream(t)
 	_, js := connect(t, s)
 	err := checkWith(t, js, nil)
 	assertMentions(t, err, wire.LedgerStream, "does not exist", wire.LedgerStreamSubjects, "nats stream add")
 }
 
 func TestCheckStreamRefusesAStreamWhoseSubjectsMissSomeLedgerSubjects(t *testing.T) {
-	s := startJetStream(t)
+	s := garmtooltest.StartJetStream(t)
 	_, js := connect(t, s)
 	for _, subjects := range [][]string{
 		{"other.>"},
@@ -83,14 +84,14 @@ func TestCheckStreamRefusesAStreamWhoseSubjectsMissSomeLedgerSubjects(t *testing
 }
 
 func TestCheckStreamRefusesAStreamThatDoesNotAcknowledge(t *testing.T) {
-	s := startJetStream(t)
+	s := garmtooltest.StartJetStream(t)
 	_, js := connect(t, s)
 	err := checkWith(t, js, &jetstream.StreamConfig{Name: wire.LedgerStream, Subjects: []string{wire.LedgerStreamSubjects}, NoAck: true})
 	assertMentions(t, err, wire.LedgerStream, "no_ack")
 }
 
 func TestCheckStreamRefusesASealedStream(t *testing.T) {
-	s := startJetStream(t)
+	s := garmtooltest.StartJetStream(t)
 	_, js := connect(t, s)
 	ctx, cancel := context.WithTimeout(t.Context(), waitBound)
 	defer cancel()

@@ -8,11 +8,12 @@ import (
 
 	ledgerjs "github.com/garm-dev/garm/daemon/internal/ledger/jetstream"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
+	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"google.golang.org/protobuf/proto"
 )
 
 func TestCloseFlushesEveryAcceptedRowBeforeItReturns(t *testing.T) {
-	s := startJetStream(t)
+	s := garmtooltest.StartJetStream(t)
 	_, js := connect(t, s)
 	createLedgerStream(t, js)
 	var logs logCapture
@@ -39,7 +40,7 @@ func TestCloseFlushesEveryAcceptedRowBeforeItReturns(t *testing.T) {
 }
 
 func TestARowRecordedAfterCloseIsLogged(t *testing.T) {
-	s := startJetStream(t)
+	s := garmtooltest.StartJetStream(t)
 	_, js := connect(t, s)
 	createLedgerStream(t, js)
 	var logs logCapture
@@ -64,7 +65,7 @@ func TestARowRecordedAfterCloseIsLogged(t *testing.T) {
 }
 
 func TestRowsRecordedWhileCloseRunsAreEachPublishedOrLogged(t *testing.T) {
-	s := startJetStream(t)
+	s := garmtooltest.StartJetStream(t)
 	_, js := connect(t, s)
 	createLedgerStream(t, js)
 	var logs logCapture
@@ -105,7 +106,7 @@ func TestRowsRecordedWhileCloseRunsAreEachPublishedOrLogged(t *testing.T) {
 }
 
 func TestCloseLogsWhatItCouldNotPublishOnceItsContextEnds(t *testing.T) {
-	s := startJetStream(t)
+	s := garmtooltest.StartJetStream(t)
 	nc, js := connect(t, s)
 	got := stallPublishes(t, nc)
 	var logs logCapture

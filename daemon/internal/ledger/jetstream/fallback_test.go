@@ -7,13 +7,14 @@ import (
 
 	ledgerjs "github.com/garm-dev/garm/daemon/internal/ledger/jetstream"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
+	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats.go"
 	"google.golang.org/protobuf/proto"
 )
 
 func TestAMissingStreamFallsBackToLogLinesWithEveryColumn(t *testing.T) {
-	s := startJetStream(t)
+	s := garmtooltest.StartJetStream(t)
 	_, js := connect(t, s)
 	var logs logCapture
 	r := newRecorder(t, js, ledgerjs.Options{Logger: logs.logger()})
@@ -91,7 +92,7 @@ func returnsWithin(t *testing.T, what string, f func()) {
 }
 
 func TestAFullBufferFallsBackAtOnceWithoutBlocking(t *testing.T) {
-	s := startJetStream(t)
+	s := garmtooltest.StartJetStream(t)
 	nc, js := connect(t, s)
 	got := stallPublishes(t, nc)
 	var logs logCapture
@@ -146,7 +147,7 @@ func TestAFullBufferFallsBackAtOnceWithoutBlocking(t *testing.T) {
 }
 
 func TestAServerShutDownMidRunLosesNoRow(t *testing.T) {
-	s := startJetStream(t)
+	s := garmtooltest.StartJetStream(t)
 	nc, js := connect(t, s)
 	createLedgerStream(t, js)
 	var logs logCapture
@@ -163,7 +164,7 @@ func TestAServerShutDownMidRunLosesNoRow(t *testing.T) {
 	}
 	record(1000)
 	waitUntil(t, "some rows to be acknowledged", func() bool { return r.Counts().Recorded.Load() > 0 })
-	s.shutdown()
+	s.Stop()
 	record(100)
 	closeCtx, cancel := context.WithTimeout(t.Context(), waitBound)
 	defer cancel()
@@ -174,7 +175,9 @@ func TestAServerShutDownMidRunLosesNoRow(t *testing.T) {
 	if r.Counts().FellBack.Load() < 100 {
 		t.Errorf("%d rows fell back, want at least the 100 recorded while the server was down", r.Counts().FellBack.Load())
 	}
-	s.restart(t)
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
 	_, js = connect(t, s)
 	assertEveryRowIsSomewhere(t, r, want, readStream(t, js), logs.rows(t))
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"reflect"
 	"strings"
 	"sync"
@@ -17,8 +16,8 @@ import (
 	ledgerjs "github.com/garm-dev/garm/daemon/internal/ledger/jetstream"
 	"github.com/garm-dev/garm/daemon/internal/ledger/logsink"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
+	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"github.com/garm-dev/garm/runtime/wire"
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
@@ -28,81 +27,10 @@ import (
 // waitBound bounds every wait in these tests; none should come near it.
 const waitBound = 20 * time.Second
 
-// jsServer is an embedded NATS server with JetStream on a random loopback
-// port, its store in a directory of the test's.
-type jsServer struct {
-	mu       sync.Mutex
-	srv      *server.Server
-	storeDir string
-	port     int
-}
-
-func startJetStream(t testing.TB, configure ...func(*server.Options)) *jsServer {
+// connect is a client of srv that reconnects, closed when the test ends.
+func connect(t testing.TB, srv *garmtooltest.Server) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	s := &jsServer{storeDir: t.TempDir(), port: server.RANDOM_PORT}
-	s.start(t, configure...)
-	t.Cleanup(s.shutdown)
-	return s
-}
-
-func (s *jsServer) start(t testing.TB, configure ...func(*server.Options)) {
-	t.Helper()
-	opts := &server.Options{
-		ServerName: "ledger-jetstream-test",
-		Host:       "127.0.0.1",
-		Port:       s.port,
-		JetStream:  true,
-		StoreDir:   s.storeDir,
-		NoLog:      true,
-		NoSigs:     true,
-	}
-	for _, c := range configure {
-		c(opts)
-	}
-	srv, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(waitBound) {
-		srv.Shutdown()
-		t.Fatalf("the embedded NATS server did not accept connections within %v", waitBound)
-	}
-	s.mu.Lock()
-	s.srv = srv
-	s.port = srv.Addr().(*net.TCPAddr).Port
-	s.mu.Unlock()
-}
-
-// restart starts a server on the same port and store after shutdown; the
-// streams it held are back.
-func (s *jsServer) restart(t testing.TB) { s.start(t) }
-
-func (s *jsServer) shutdown() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.srv.Shutdown()
-	s.srv.WaitForShutdown()
-}
-
-func (s *jsServer) url() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.srv.ClientURL()
-}
-
-func connect(t testing.TB, s *jsServer) (*nats.Conn, jetstream.JetStream) {
-	t.Helper()
-	nc, err := nats.Connect(s.url(), nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nc, js
+	return garmtooltest.ConnectJetStream(t, srv.URL())
 }
 
 func createLedgerStream(t testing.TB, js jetstream.JetStream) {

@@ -5,11 +5,11 @@ import (
 	"testing"
 
 	ledgerjs "github.com/garm-dev/garm/daemon/internal/ledger/jetstream"
-	"github.com/nats-io/nats-server/v2/server"
+	"github.com/garm-dev/garm/runtime/garmtooltest"
 )
 
 func TestNewNamesEveryOptionItCannotHonour(t *testing.T) {
-	s := startJetStream(t)
+	s := garmtooltest.StartJetStream(t)
 	_, js := connect(t, s)
 	_, err := ledgerjs.New(js, ledgerjs.Options{FlushInterval: -1, MaxBatchRows: -1, MaxBatchBytes: -1, BufferRows: -1, PublishTimeout: -1})
 	if err == nil {
@@ -23,7 +23,7 @@ func TestNewNamesEveryOptionItCannotHonour(t *testing.T) {
 }
 
 func TestNewRefusesBatchesTheServerCouldNotCarry(t *testing.T) {
-	s := startJetStream(t, func(o *server.Options) { o.MaxPayload = 64 << 10 })
+	s := garmtooltest.StartJetStream(t, garmtooltest.WithMaxPayload(64<<10))
 	_, js := connect(t, s)
 	var logs logCapture
 	_, err := ledgerjs.New(js, ledgerjs.Options{Logger: logs.logger()})

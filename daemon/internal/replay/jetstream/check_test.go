@@ -6,6 +6,7 @@ import (
 	"time"
 
 	replayjs "github.com/garm-dev/garm/daemon/internal/replay/jetstream"
+	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -23,7 +24,7 @@ func assertMentions(t *testing.T, err error, words ...string) {
 }
 
 func TestCheckBucketRefusesAMissingBucketAndSaysHowToCreateIt(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	_, err := replayjs.CheckBucket(bounded(t), js)
 	assertMentions(t, err, wire.GrantsSpentBucket, "does not exist", "nats kv add", "--storage file", "max_grant_age_seconds")
 }
@@ -31,7 +32,7 @@ func TestCheckBucketRefusesAMissingBucketAndSaysHowToCreateIt(t *testing.T) {
 func TestCheckBucketReadsTheTTLBack(t *testing.T) {
 	for _, ttl := range []time.Duration{0, 2 * time.Hour, 90 * time.Second} {
 		t.Run(ttl.String(), func(t *testing.T) {
-			js := connect(t, startJetStream(t))
+			js := connect(t, garmtooltest.StartJetStream(t))
 			createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage, TTL: ttl})
 			got, err := replayjs.CheckBucket(bounded(t), js)
 			if err != nil {
@@ -45,14 +46,14 @@ func TestCheckBucketReadsTheTTLBack(t *testing.T) {
 }
 
 func TestCheckBucketRefusesAMemoryBackedBucket(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.MemoryStorage, TTL: time.Hour})
 	_, err := replayjs.CheckBucket(bounded(t), js)
 	assertMentions(t, err, wire.GrantsSpentBucket, "memory", "restarts", "--storage file")
 }
 
 func TestCheckBucketRefusesASealedBucket(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage})
 	editStream(t, js, func(c *jetstream.StreamConfig) { c.Sealed = true })
 	_, err := replayjs.CheckBucket(bounded(t), js)
@@ -60,7 +61,7 @@ func TestCheckBucketRefusesASealedBucket(t *testing.T) {
 }
 
 func TestCheckBucketRefusesABucketThatDiscardsOldKeysWhenFull(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage})
 	editStream(t, js, func(c *jetstream.StreamConfig) { c.Discard, c.MaxMsgs = jetstream.DiscardOld, 1000 })
 	_, err := replayjs.CheckBucket(bounded(t), js)
@@ -70,7 +71,7 @@ func TestCheckBucketRefusesABucketThatDiscardsOldKeysWhenFull(t *testing.T) {
 func TestCheckBucketAcceptsABucketThatRefusesNewKeysWhenFull(t *testing.T) {
 	// Full and discarding new keys refuses every later grant: fail closed,
 	// which is an outage, not a replay.
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage, MaxBytes: 1 << 20})
 	if _, err := replayjs.CheckBucket(bounded(t), js); err != nil {
 		t.Fatalf("CheckBucket refused a bounded bucket that discards new keys: %v", err)
@@ -78,7 +79,7 @@ func TestCheckBucketAcceptsABucketThatRefusesNewKeysWhenFull(t *testing.T) {
 }
 
 func TestCheckBucketNamesEveryProblemAtOnce(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.MemoryStorage})
 	editStream(t, js, func(c *jetstream.StreamConfig) { c.Discard, c.MaxBytes = jetstream.DiscardOld, 1<<20 })
 	_, err := replayjs.CheckBucket(bounded(t), js)

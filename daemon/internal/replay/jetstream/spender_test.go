@@ -10,11 +10,12 @@ import (
 
 	"github.com/garm-dev/garm/daemon/internal/replay"
 	replayjs "github.com/garm-dev/garm/daemon/internal/replay/jetstream"
+	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 func TestAGrantIsSpentOnceAndItsReplayIsSpent(t *testing.T) {
-	js := connect(t, startJetStream(t))
+	js := connect(t, garmtooltest.StartJetStream(t))
 	kv := createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage})
 	s := replayjs.New(kv)
 	key := replay.Key("https://approvals.example", "g-1")
@@ -47,7 +48,7 @@ func TestAGrantIsSpentOnceAndItsReplayIsSpent(t *testing.T) {
 }
 
 func TestConcurrentSpendsOfOneGrantSucceedExactlyOnce(t *testing.T) {
-	srv := startJetStream(t)
+	srv := garmtooltest.StartJetStream(t)
 	js := connect(t, srv)
 	createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage})
 	// Several connections, as several replicas would have.
@@ -81,15 +82,16 @@ func TestConcurrentSpendsOfOneGrantSucceedExactlyOnce(t *testing.T) {
 }
 
 func TestASpentGrantIsStillSpentAfterTheServerRestarts(t *testing.T) {
-	srv := startJetStream(t)
+	srv := garmtooltest.StartJetStream(t)
 	js := connect(t, srv)
 	s := replayjs.New(createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage}))
 	key := replay.Key("https://approvals.example", "g-restart")
 	if err := s.Spend(bounded(t), key); err != nil {
 		t.Fatal(err)
 	}
-	srv.shutdown()
-	srv.restart(t)
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	// The connection reconnects by itself; the replay waits for it.
 	if err := s.Spend(bounded(t), key); !errors.Is(err, replay.ErrSpent) {
 		t.Fatalf("Spend after a restart = %v, want replay.ErrSpent", err)
@@ -97,11 +99,10 @@ func TestASpentGrantIsStillSpentAfterTheServerRestarts(t *testing.T) {
 }
 
 func TestASpendThatCannotReachTheBucketFailsButIsNotSpent(t *testing.T) {
-	srv := startJetStream(t)
+	srv := garmtooltest.StartJetStream(t)
 	js := connect(t, srv)
 	s := replayjs.New(createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage}))
-	srv.shutdown()
-	t.Cleanup(func() { srv.restart(t) })
+	srv.Stop()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
