@@ -16,7 +16,7 @@ PROTOC_GEN_GARM := $(BIN)/protoc-gen-garm
 VERSITYGW := $(BIN)/versitygw
 
 # Each buf module and where its generated code goes.
-GEN_MODULES := annotations:gen examples/calculator/proto:examples/calculator/gen
+GEN_MODULES := annotations:gen examples/calculator/proto:examples/calculator/gen examples/bank/proto:examples/bank/gen
 
 .PHONY: help
 help: ## List the targets.
@@ -76,6 +76,10 @@ garmd: ## Build the garmd daemon from this tree into .tmp/bin.
 catalogue: garm-catalogue ## Build the calculator's catalogue artifact into .tmp/catalogue/.
 	@mkdir -p $(CURDIR)/.tmp/catalogue
 	$(BIN)/garm-catalogue build -f examples/calculator/catalogue.yaml -o .tmp/catalogue/calculator.binpb
+
+.PHONY: dev
+dev: ## Run the whole plane locally (NATS, the dev IdP, the bank and calculator tools, garmd) and print a quick-start.
+	go run ./examples/devstack $(ARGS)
 
 .PHONY: build
 build: ## Build every package and command.

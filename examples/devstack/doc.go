@@ -1,0 +1,38 @@
+// Command devstack runs the whole garm plane in one process, on loopback
+// only (SPEC 8): an embedded NATS server with JetStream and everything garmd
+// writes to (the GARM_LEDGER, GARM_AUDIT and GARM_NOTIFY streams and the
+// GARM_GRANTS_SPENT bucket), the dev identity provider with the example
+// bank's personas, the bank's catalogue (with the calculator's tools added)
+// built from source at start, the bank and calculator tool services, and
+// garmd with approval grants, the ledger stream, the audit sink and notify
+// on. Once everything answers, it prints a quick-start of copy-pasteable
+// commands: a token per persona, a listing, one customer seen by two
+// personas, and a payment that asks for, spends and cannot reuse an
+// approval.
+//
+//	make dev                      # go run ./examples/devstack
+//	go run ./examples/devstack --ledger --verbose
+//	go run ./examples/devstack --listen 127.0.0.1:8440 --data .tmp/devstack
+//
+// Each listener is a flag (--nats-listen, --idp-listen, --listen,
+// --admin-listen) and refuses any address that is not loopback. JetStream
+// keeps its store in a temporary directory unless --data names one, and the
+// streams are created or brought to the expected configuration, so a reused
+// directory starts as a fresh one does. --ledger prints each ledger row as it
+// lands, in columns and never with a value of the call. SIGINT or SIGTERM
+// drains everything in order: garmd (calls in flight finish, the ledger
+// flushes), the tool services, the identity provider, NATS; then the
+// temporary directory is removed.
+//
+// What it owns: wiring the parts together for a developer's machine. What it
+// refuses: to bind anything beyond loopback. What is deliberately not here:
+// any configuration a deployment needs. The hash-redaction key is random per
+// run and lives in a file only the owner reads, in the temporary directory;
+// the identity provider's signing key lives only in memory, and its issuer
+// does not resolve, so nothing the stack signs is trusted anywhere else.
+//
+// Why it is one process: the plane is several programs talking over a bus,
+// and a newcomer should see it work end to end in one command before
+// running any of them alone. Start and Options are the same entry point
+// the tests use, so the tour they walk is the tour this command prints.
+package main

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
+	"github.com/garm-dev/garm/runtime/wire"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+)
+
+// ledgerTail prints each ledger row as it lands on GARM_LEDGER: one line of
+// columns that say what happened and to whom, never a value of a call.
+type ledgerTail struct {
+	consume jetstream.ConsumeContext
+	mu      sync.Mutex // one line at a time
+	w       io.Writer
+}
+
+// startLedgerTail follows GARM_LEDGER from now on with an ordered consumer,
+// so a reused --data directory does not replay earlier runs.
+func startLedgerTail(ctx context.Context, nc *nats.Conn, w io.Writer) (*ledgerTail, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	consumer, err := js.OrderedConsumer(ctx, wire.LedgerStream, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverNewPolicy,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--ledger: following %s: %w", wire.LedgerStream, err)
+	}
+	t := &ledgerTail{w: w}
+	if t.consume, err = consumer.Consume(t.print); err != nil {
+		return nil, fmt.Errorf("--ledger: following %s: %w", wire.LedgerStream, err)
+	}
+	return t, nil
+}
+
+func (t *ledgerTail) print(msg jetstream.Msg) {
+	var batch ledgerv1.Batch
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := proto.Unmarshal(msg.Data(), &batch); err != nil {
+		fmt.Fprintf(t.w, "ledger: a message on %s is not a Batch: %v\n", msg.Subject(), err)
+		return
+	}
+	for _, e := range batch.GetEvents() {
+		fmt.Fprintln(t.w, ledgerLine(e))
+	}
+}
+
+// ledgerLine is one row in compact columns: time, outcome, tool, the
+// principal (and the agent acting for it), how many fields were withheld
+// and disclosed, the latency, and the error kind of a failed call.
+// error_detail, the one free-text column, is left out.
+func ledgerLine(e *ledgerv1.Event) string {
+	principal := orDash(e.GetPrincipalSubject())
+	if actor := e.GetPrincipalActor(); actor != "" {
+		principal += " via " + actor
+	}
+	columns := []string{
+		"ledger",
+		e.GetTime().AsTime().Local().Format(time.TimeOnly + ".000"),
+		fmt.Sprintf("%-6s", orDash(e.GetOutcome())),
+		orDash(e.GetTool()),
+		principal,
+		fmt.Sprintf("redacted=%d", e.GetRedactionCount()),
+		fmt.Sprintf("disclosed=%d", e.GetDisclosedCount()),
+		fmt.Sprintf("%.1fms", e.GetLatencyMs()),
+	}
+	if kind := e.GetErrorKind(); kind != "" {
+		columns = append(columns, "error="+kind)
+	}
+	return strings.Join(columns, " ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// stop stops following the stream.
+func (t *ledgerTail) stop() { t.consume.Stop() }

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/template"
+
+	"github.com/garm-dev/garm/catalogue-builder/builder"
+	"github.com/garm-dev/garm/devkit/idp"
+	"github.com/garm-dev/garm/protoc-gen-garm/compile"
+	"github.com/garm-dev/garm/runtime/wire"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/dynamicpb"
+)
+
+// listToolsRoute is garmd's listing (SPEC 7.6); it is not a tool.
+const listToolsRoute = "/garm.v1.ToolCatalogService/ListTools"
+
+// quickStartText is what the dev stack prints once it is ready. Every
+// command is copy-pasteable into a POSIX shell; the line after each call to
+// garmd says what it answers, and a test runs every command against a live
+// stack and holds it to that line.
+var quickStartText = template.Must(template.New("quickstart").Parse(`
+garm dev stack is up: garmd serves the example bank and the calculator, with approval grants,
+the ledger stream, the audit sink and notify on. Everything listens on loopback.
+
+  garmd     {{.URLs.Garmd}}   POST /<package>.<Service>/<Method>
+  admin     {{.URLs.Admin}}   /healthz /readyz /metrics
+  dev IdP   {{.URLs.IdP}}   /token?user=<persona> /grant /personas
+  NATS      {{.URLs.NATS}}   GARM_LEDGER GARM_AUDIT GARM_NOTIFY GARM_GRANTS_SPENT
+
+Personas: {{.Users}}, and the agent {{.Agent}}, which acts for {{.Support}}
+(/token?user={{.Support}}&as={{.Agent}}) and sees no more than {{.Support}} does.
+
+# A token for {{.Support}}, and the tools {{.Support}} may call:
+TOKEN=$(curl -s '{{.URLs.IdP}}/token?user={{.Support}}')
+curl -s -w '\n' {{.URLs.Garmd}}{{.ListRoute}} -H "Authorization: Bearer $TOKEN" \
+  -H 'Content-Type: application/json' -d '{}'
+#   -> 200
+
+# {{.CustomerTool}} as {{.Support}}: the email cut to its domain, no national id.
+curl -s -w '\n' {{.URLs.Garmd}}{{.CustomerRoute}} -H "Authorization: Bearer $TOKEN" \
+  -H 'Content-Type: application/json' -d '{{.CustomerBody}}'
+#   -> 200
+# The same as {{.Analyst}}: the whole record.
+ANALYST=$(curl -s '{{.URLs.IdP}}/token?user={{.Analyst}}')
+curl -s -w '\n' {{.URLs.Garmd}}{{.CustomerRoute}} -H "Authorization: Bearer $ANALYST" \
+  -H 'Content-Type: application/json' -d '{{.CustomerBody}}'
+#   -> 200
+# As {{.Outsider}}, who may not see the tool: the answer of a route that does not exist.
+OUTSIDER=$(curl -s '{{.URLs.IdP}}/token?user={{.Outsider}}')
+curl -s -w '\n' {{.URLs.Garmd}}{{.CustomerRoute}} -H "Authorization: Bearer $OUTSIDER" \
+  -H 'Content-Type: application/json' -d '{{.CustomerBody}}'
+#   -> 404 not_found
+
+# {{.PaymentTool}} needs a human's approval of exactly this payment. Without one,
+# {{.Treasurer}} is told which fields the approver must see:
+TREASURER=$(curl -s '{{.URLs.IdP}}/token?user={{.Treasurer}}')
+curl -s -w '\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" \
+  -H 'Content-Type: application/json' -d '{{.PaymentBody}}'
+#   -> 403 grant_required
+# {{.Approver}} approves those fields' values for {{.Treasurer}}; the IdP signs a grant over their digest:
+GRANT=$(curl -s -X POST {{.URLs.IdP}}/grant -H 'Content-Type: application/json' \
+  -d '{{.GrantBody}}')
+# With the grant, the payment is made:
+curl -s -w '\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Grant: $GRANT" \
+  -H 'Content-Type: application/json' -d '{{.PaymentBody}}'
+#   -> 200
+# Once: sent again, the spent grant is refused.
+curl -s -w '\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Grant: $GRANT" \
+  -H 'Content-Type: application/json' -d '{{.PaymentBody}}'
+#   -> 403 permission_denied
+
+Every call to garmd above but the listing writes one ledger row to GARM_LEDGER; run with
+--ledger to watch them land. Ctrl-C stops everything.
+`))
+
+// quickStart is what the text is rendered from: the stack's real URLs,
+// routes and personas, and the demo data the example bank is seeded with.
+type quickStart struct {
+	URLs                                            URLs
+	Users                                           string
+	Support, Analyst, Outsider, Treasurer, Approver string
+	Agent                                           string
+	ListRoute, CustomerTool, CustomerRoute          string
+	PaymentTool, PaymentRoute                       string
+	CustomerBody, PaymentBody, GrantBody            string
+}
+
+// QuickStart is the text the dev stack prints once it is ready.
+func (s *Stack) QuickStart() string { return s.quickStart }
+
+// newQuickStart gathers what the text shows from the catalogue, the
+// personas and the demo data, all but the URLs. It fails when the catalogue
+// or the personas lack what the text uses.
+func newQuickStart(c *builder.Catalogue, personas *idp.Personas, d demo) (quickStart, error) {
+	tools := map[string]*compile.Tool{}
+	for _, t := range c.Artifact.Tools() {
+		tools[t.FQN] = t
+	}
+	customer, payment := tools[d.customerTool], tools[d.paymentTool]
+	if customer == nil || payment == nil {
+		return quickStart{}, fmt.Errorf("the catalogue lacks %s or %s, which the quick-start calls", d.customerTool, d.paymentTool)
+	}
+	var users []string
+	for _, handle := range []string{d.support, d.analyst, d.outsider, d.treasurer, d.approver} {
+		if _, ok := personas.Users[handle]; !ok {
+			return quickStart{}, fmt.Errorf("the personas lack the user %q, whom the quick-start names", handle)
+		}
+		users = append(users, handle)
+	}
+	if _, ok := personas.Agents[d.agent]; !ok {
+		return quickStart{}, fmt.Errorf("the personas lack the agent %q, whom the quick-start names", d.agent)
+	}
+	customerBody, err := jsonBody(d.customerRequest)
+	if err != nil {
+		return quickStart{}, err
+	}
+	paymentBody, err := jsonBody(d.paymentRequest)
+	if err != nil {
+		return quickStart{}, err
+	}
+	material, err := materialOf(payment, paymentBody)
+	if err != nil {
+		return quickStart{}, err
+	}
+	grantBody, err := jsonBody(grantRequest{
+		Approver: d.approver,
+		Tool:     payment.FQN,
+		Subject:  personas.Users[d.treasurer].Subject,
+		Material: material,
+	})
+	if err != nil {
+		return quickStart{}, err
+	}
+	return quickStart{
+		Users:   strings.Join(users, ", "),
+		Support: d.support, Analyst: d.analyst, Outsider: d.outsider, Treasurer: d.treasurer, Approver: d.approver,
+		Agent:     d.agent,
+		ListRoute: listToolsRoute, CustomerTool: customer.FQN, CustomerRoute: customer.Method,
+		PaymentTool: payment.FQN, PaymentRoute: payment.Method,
+		CustomerBody: customerBody, PaymentBody: paymentBody, GrantBody: grantBody,
+	}, nil
+}
+
+// grantRequest is the body of the IdP's POST /grant (idp.GrantRequest),
+// without the task the quick-start does not name.
+type grantRequest struct {
+	Approver string            `json:"approver"`
+	Tool     string            `json:"tool"`
+	Subject  string            `json:"subject"`
+	Material map[string]string `json:"material"`
+}
+
+// render is the text over the stack's URLs.
+func (q quickStart) render(urls URLs) (string, error) {
+	q.URLs = urls
+	var out bytes.Buffer
+	if err := quickStartText.Execute(&out, q); err != nil {
+		return "", err
+	}
+	return out.String(), nil
+}
+
+// jsonBody is v as one line of JSON that can sit inside single quotes.
+func jsonBody(v any) (string, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	if bytes.ContainsRune(data, '\'') {
+		return "", fmt.Errorf("the body %s holds a single quote and cannot be shell-quoted", data)
+	}
+	return string(data), nil
+}
+
+// materialOf is the material an approver of tool is shown for the request
+// body: the canonical text of each of the tool's material fields, read from
+// the body decoded as garmd decodes it, so the grant's digest is the one
+// garmd recomputes.
+func materialOf(tool *compile.Tool, body string) (map[string]string, error) {
+	req := dynamicpb.NewMessage(tool.Desc.Input())
+	if err := protojson.Unmarshal([]byte(body), req); err != nil {
+		return nil, fmt.Errorf("the quick-start's %s request: %w", tool.FQN, err)
+	}
+	paths := tool.Policy.GetApproval().GetMaterialFields()
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	return wire.MaterialTexts(req, paths)
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/garm-dev/garm/examples/bank"
+	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
+)
+
+// The answers the tour pins: what each persona sees of the demo customer,
+// and what a payment without, with and again with one grant answers.
+const (
+	supportSeesCustomer = `{"customerId":"C-1001","displayName":"Priya Raman","email":"***@example.com","phone":"*********0123","dateOfBirth":"1988-01-01T00:00:00Z","customerSince":"2015-03-02T00:00:00Z"}`
+	analystSeesCustomer = `{"customerId":"C-1001","displayName":"Priya Raman","email":"priya.raman@example.com","phone":"+447700900123","dateOfBirth":"1988-04-12T00:00:00Z","nationalId":"QQ123456C","customerSince":"2015-03-02T00:00:00Z"}`
+	notFound            = `{"code":"not_found","message":"No such tool."}`
+	grantRequired       = `{"code":"grant_required","material_fields":["amount_minor_units","currency_code","beneficiary_iban"],"max_grant_age_seconds":300,"message":"This call needs a human's approval grant.","tool":"payments.v1.initiate_payment"}`
+	permissionDenied    = `{"code":"permission_denied","message":"The caller may not make this request."}`
+)
+
+// What ListTools shows each persona, by FQN.
+var listed = map[string][]string{
+	bank.SupportPersona: {
+		"accounts.v1.get_balance", "accounts.v1.get_customer", "cards.v1.freeze_card", "cards.v1.list_cards",
+		"cards.v1.unfreeze_card", "payments.v1.get_payment_status",
+	},
+	bank.AnalystPersona: {
+		"accounts.v1.get_balance", "accounts.v1.get_customer", "calc.v1.add", "calc.v1.divide", "calc.v1.summarize",
+		"payments.v1.get_payment_status",
+	},
+	bank.OutsiderPersona: {"calc.v1.add", "calc.v1.divide", "calc.v1.summarize"},
+	bank.TreasurerPersona: {
+		"accounts.v1.get_balance", "payments.v1.get_payment_status", "payments.v1.initiate_payment",
+	},
+}
+
+// TestTheTour walks the quick-start's tour over real HTTP against a stack
+// started exactly as main starts it (only the addresses differ): redaction
+// per persona, an invisible tool answering as a missing route, the listing
+// per persona, an agent seeing no more than the user it acts for, and a
+// payment that asks for an approval, spends it once and is refused the
+// replay. The ledger then holds exactly one row per call made.
+func TestTheTour(t *testing.T) {
+	s := startStack(t, testOptions(t))
+	c := newClient(t, s)
+	ledger := readLedger(t, s)
+	d := bankDemo()
+	routes := map[string]string{}
+	for _, tool := range s.Catalogue().Artifact.Tools() {
+		routes[tool.FQN] = tool.Method
+	}
+	customerRoute, paymentRoute := routes[d.customerTool], routes[d.paymentTool]
+	customerBody, paymentBody := mustJSON(t, d.customerRequest), mustJSON(t, d.paymentRequest)
+
+	support := c.token(d.support, "")
+	analyst := c.token(d.analyst, "")
+	outsider := c.token(d.outsider, "")
+	treasurer := c.token(d.treasurer, "")
+	assistant := c.token(d.support, d.agent)
+
+	// wantRows is the ledger row each call must write, in order.
+	type row struct{ tool, outcome, actor string }
+	var wantRows []row
+	expect := func(name string, a answer, status int, body string, r row) {
+		t.Helper()
+		wantRows = append(wantRows, r)
+		if a.status != status || a.body != body {
+			t.Errorf("%s: answered %d %s\nwant %d %s", name, a.status, a.body, status, body)
+		}
+		if a.header.Get("Garm-Event-Id") == "" {
+			t.Errorf("%s: the answer carries no Garm-Event-Id", name)
+		}
+	}
+
+	supportSees := c.call(customerRoute, support, customerBody)
+	expect("get_customer as support", supportSees, http.StatusOK, supportSeesCustomer, row{d.customerTool, "ok", ""})
+	expect("get_customer as analyst", c.call(customerRoute, analyst, customerBody), http.StatusOK, analystSeesCustomer, row{d.customerTool, "ok", ""})
+	invisible := c.call(customerRoute, outsider, customerBody)
+	expect("get_customer as outsider", invisible, http.StatusNotFound, notFound, row{d.customerTool, "denied", ""})
+	missing := c.call("/accounts.v1.AccountsService/NoSuchMethod", outsider, customerBody)
+	expect("a route that does not exist", missing, http.StatusNotFound, notFound, row{"/accounts.v1.AccountsService/NoSuchMethod", "denied", ""})
+	for _, h := range []string{"Content-Type", "Content-Length", "Garm-Catalogue-Digest", "Www-Authenticate", "Allow"} {
+		if invisible.header.Get(h) != missing.header.Get(h) {
+			t.Errorf("%s: an invisible tool answers %q, a missing route %q", h, invisible.header.Get(h), missing.header.Get(h))
+		}
+	}
+
+	tokens := map[string]string{d.support: support, d.analyst: analyst, d.outsider: outsider, d.treasurer: treasurer}
+	for persona, want := range listed {
+		if got := c.listTools(tokens[persona]); !slices.Equal(got, want) {
+			t.Errorf("ListTools as %s lists %q, want %q", persona, got, want)
+		}
+	}
+
+	// The assistant acting for support sees no more than support.
+	if got, want := c.listTools(assistant), listed[d.support]; !slices.Equal(got, want) {
+		t.Errorf("ListTools as %s for %s lists %q, want %s's %q", d.agent, d.support, got, d.support, want)
+	}
+	expect("get_customer as the assistant for support", c.call(customerRoute, assistant, customerBody),
+		http.StatusOK, supportSees.body, row{d.customerTool, "ok", "agent:support-assistant"})
+
+	expect("initiate_payment without a grant", c.call(paymentRoute, treasurer, paymentBody),
+		http.StatusForbidden, grantRequired, row{d.paymentTool, "denied", ""})
+	grant := c.grant(mustJSON(t, map[string]any{
+		"approver": d.approver,
+		"tool":     d.paymentTool,
+		"subject":  s.IdP().Personas().Users[d.treasurer].Subject,
+		"material": map[string]string{
+			"amount_minor_units": "125000",
+			"currency_code":      bank.DemoCurrency,
+			"beneficiary_iban":   bank.DemoBeneficiaryIBAN,
+		},
+	}))
+	paid := c.call(paymentRoute, treasurer, paymentBody, "Garm-Grant", grant)
+	wantRows = append(wantRows, row{d.paymentTool, "ok", ""})
+	var payment struct {
+		Payment struct {
+			PaymentID, Status, FromAccountID, AmountMinorUnits, CurrencyCode, BeneficiaryIban string
+		}
+	}
+	if err := json.Unmarshal([]byte(paid.body), &payment); paid.status != http.StatusOK || err != nil {
+		t.Fatalf("initiate_payment with a grant: answered %d %s (%v)", paid.status, paid.body, err)
+	}
+	if p := payment.Payment; p.PaymentID == "" || p.Status != "PAYMENT_STATUS_PENDING" || p.FromAccountID != bank.DemoAccount ||
+		p.AmountMinorUnits != "125000" || p.CurrencyCode != bank.DemoCurrency || p.BeneficiaryIban != bank.DemoBeneficiaryIBAN {
+		t.Errorf("initiate_payment with a grant made %+v", p)
+	}
+	expect("initiate_payment with the spent grant", c.call(paymentRoute, treasurer, paymentBody, "Garm-Grant", grant),
+		http.StatusForbidden, permissionDenied, row{d.paymentTool, "denied", ""})
+
+	// Listing calls that succeed write no row; every other call writes one.
+	rows := ledger.exactly(len(wantRows))
+	for i, e := range rows {
+		if got := (row{e.GetTool(), e.GetOutcome(), e.GetPrincipalActor()}); got != wantRows[i] {
+			t.Errorf("ledger row %d is %+v, want %+v", i+1, got, wantRows[i])
+		}
+	}
+	checkRedactionCounts(t, rows)
+}
+
+// checkRedactionCounts holds the first two rows to what the two personas
+// were shown: support had fields withheld, the analyst none.
+func checkRedactionCounts(t *testing.T, rows []*ledgerv1.Event) {
+	t.Helper()
+	if rows[0].GetRedactionCount() == 0 {
+		t.Errorf("support's get_customer row counts no redaction: %v", rows[0])
+	}
+	if rows[1].GetRedactionCount() != 0 {
+		t.Errorf("the analyst's get_customer row counts %d redactions", rows[1].GetRedactionCount())
+	}
+}
+
+// listTools is ListTools over HTTP, as the FQNs it lists.
+func (c *client) listTools(token string) []string {
+	c.t.Helper()
+	a := c.call(listToolsRoute, token, `{}`)
+	var listing struct{ Tools []struct{ FQN string } }
+	if err := json.Unmarshal([]byte(a.body), &listing); a.status != http.StatusOK || err != nil {
+		c.t.Fatalf("ListTools answered %d %s (%v)", a.status, a.body, err)
+	}
+	fqns := []string{}
+	for _, tool := range listing.Tools {
+		fqns = append(fqns, tool.FQN)
+	}
+	return fqns
+}
+
+func mustJSON(t testing.TB, v any) string {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
