@@ -70,13 +70,15 @@ func (s *Service) Run(ctx context.Context, nc *nats.Conn) error {
 	if err := flush(ctx, nc); err != nil {
 		srv.log.Warn("garmtool: the NATS server has not confirmed the subscriptions; they are sent when it is reachable", "error", err)
 	}
-	close(s.ready)
 	first := endpoints[0].ref
 	srv.log.Info("garmtool: serving",
 		"name", s.name, "version", s.version,
 		"concurrency", s.opts.concurrency, "drain_timeout", s.opts.drainTimeout,
 		"identity", first.DescriptorHash, "contract_version", first.ContractVersion,
 		"services", srv.serviceNames(), "tools", srv.fqns())
+	// Ready only once the line saying so is written: whoever waits on
+	// Ready may read the log at once.
+	close(s.ready)
 
 	connClosed := false
 	select {
