@@ -1,9 +1,7 @@
 package bank_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/garm-dev/garm/examples/bank"
 	"github.com/garm-dev/garm/examples/bank/accounts"
@@ -30,16 +28,9 @@ func startServices(t *testing.T) (accounts, cards, payments *garmtooltest.Harnes
 	return garmtooltest.Start(t, svcs[0]), garmtooltest.Start(t, svcs[1]), garmtooltest.Start(t, svcs[2])
 }
 
-func testContext(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func TestServicesServeEveryToolOfTheContract(t *testing.T) {
 	accounts, cards, payments := startServices(t)
-	ctx := testContext(t)
+	ctx := garmtooltest.Context(t)
 	calls := []struct {
 		h        *garmtooltest.Harness
 		ref      toolbind.ToolRef
@@ -64,7 +55,7 @@ func TestServicesServeEveryToolOfTheContract(t *testing.T) {
 // bank's services: a payment shows in the balance get_balance reports.
 func TestAPaymentIsTakenFromTheBalanceGetBalanceReports(t *testing.T) {
 	accounts, _, payments := startServices(t)
-	ctx := testContext(t)
+	ctx := garmtooltest.Context(t)
 	available := func() int64 {
 		var out accountsv1.GetBalanceResponse
 		if err := accounts.Call(ctx, accountsv1.AccountsServiceTools[0], &accountsv1.GetBalanceRequest{CustomerId: proto.String(bank.DemoCustomer)}, &out); err != nil {
@@ -93,7 +84,7 @@ func TestEachCallOfServicesStartsAFreshBank(t *testing.T) {
 	for range 2 {
 		_, cards, _ := startServices(t)
 		req := &cardsv1.FreezeCardRequest{CardId: proto.String(bank.DemoCard), Reason: cardsv1.FreezeReason_FREEZE_REASON_LOST.Enum()}
-		if err := cards.Call(testContext(t), cardsv1.CardsServiceTools[1], req, new(cardsv1.FreezeCardResponse)); err != nil {
+		if err := cards.Call(garmtooltest.Context(t), cardsv1.CardsServiceTools[1], req, new(cardsv1.FreezeCardResponse)); err != nil {
 			t.Fatalf("freezing the demo card of a fresh bank: %v", err)
 		}
 	}

@@ -153,3 +153,27 @@ func TestTheServerListensOnLoopbackOnly(t *testing.T) {
 		t.Fatalf("server at %s, want 127.0.0.1 on a random port", s.URL())
 	}
 }
+
+func TestWantRefusalAcceptsOnlyTheRefusalAsked(t *testing.T) {
+	ft := &fakeT{TB: t}
+	garmtooltest.WantRefusal(ft, toolbind.NotFound("no such thing"), toolbind.CodeNotFound)
+	if ft.failed {
+		t.Fatal("a 404 refusal was not accepted as one")
+	}
+	for _, err := range []error{nil, errors.New("plain"), toolbind.Conflict("busy")} {
+		ft := &fakeT{TB: t}
+		garmtooltest.WantRefusal(ft, err, toolbind.CodeNotFound)
+		if !ft.failed {
+			t.Errorf("%v was accepted as a 404 refusal", err)
+		}
+	}
+}
+
+// fakeT records a Fatalf instead of ending the test.
+type fakeT struct {
+	testing.TB
+	failed bool
+}
+
+func (f *fakeT) Helper()               {}
+func (f *fakeT) Fatalf(string, ...any) { f.failed = true }

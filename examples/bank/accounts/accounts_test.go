@@ -1,8 +1,6 @@
 package accounts_test
 
 import (
-	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -12,7 +10,6 @@ import (
 	"github.com/garm-dev/garm/examples/bank/store"
 	"github.com/garm-dev/garm/runtime/garmtool"
 	"github.com/garm-dev/garm/runtime/garmtooltest"
-	"github.com/garm-dev/garm/runtime/toolbind"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -36,21 +33,6 @@ func serve(t *testing.T) *garmtooltest.Harness {
 	return garmtooltest.Start(t, svc)
 }
 
-func testContext(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func wantRefusal(t *testing.T, err error, code string) {
-	t.Helper()
-	var coded *toolbind.CodedError
-	if !errors.As(err, &coded) || coded.Code != code {
-		t.Fatalf("answered %v, want a %s refusal", err, code)
-	}
-}
-
 func TestTheServiceServesBothTools(t *testing.T) {
 	if getBalance.FQN != "accounts.v1.get_balance" || getCustomer.FQN != "accounts.v1.get_customer" {
 		t.Fatalf("tools %s and %s", getBalance.FQN, getCustomer.FQN)
@@ -60,7 +42,7 @@ func TestTheServiceServesBothTools(t *testing.T) {
 func TestGetBalanceReturnsEveryAccountOfTheCustomer(t *testing.T) {
 	h := serve(t)
 	var out accountsv1.GetBalanceResponse
-	if err := h.Call(testContext(t), getBalance, &accountsv1.GetBalanceRequest{CustomerId: proto.String(bank.DemoCustomer)}, &out,
+	if err := h.Call(garmtooltest.Context(t), getBalance, &accountsv1.GetBalanceRequest{CustomerId: proto.String(bank.DemoCustomer)}, &out,
 		garmtooltest.WithTenant(bank.Tenant)); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +74,7 @@ func TestGetBalanceReturnsEveryAccountOfTheCustomer(t *testing.T) {
 func TestGetCustomerReturnsTheWholeRecordUnredacted(t *testing.T) {
 	h := serve(t)
 	var out accountsv1.GetCustomerResponse
-	if err := h.Call(testContext(t), getCustomer, &accountsv1.GetCustomerRequest{CustomerId: proto.String(bank.DemoCustomer)}, &out); err != nil {
+	if err := h.Call(garmtooltest.Context(t), getCustomer, &accountsv1.GetCustomerRequest{CustomerId: proto.String(bank.DemoCustomer)}, &out); err != nil {
 		t.Fatal(err)
 	}
 	if out.GetCustomerId() != bank.DemoCustomer || out.GetDisplayName() != "Priya Raman" ||
@@ -109,8 +91,8 @@ func TestGetCustomerReturnsTheWholeRecordUnredacted(t *testing.T) {
 
 func TestAnUnknownCustomerIsRefusedWith404ByBothTools(t *testing.T) {
 	h := serve(t)
-	wantRefusal(t, h.Call(testContext(t), getBalance, &accountsv1.GetBalanceRequest{CustomerId: proto.String("C-9999")}, new(accountsv1.GetBalanceResponse)), "404")
-	wantRefusal(t, h.Call(testContext(t), getCustomer, &accountsv1.GetCustomerRequest{CustomerId: proto.String("C-9999")}, new(accountsv1.GetCustomerResponse)), "404")
+	garmtooltest.WantRefusal(t, h.Call(garmtooltest.Context(t), getBalance, &accountsv1.GetBalanceRequest{CustomerId: proto.String("C-9999")}, new(accountsv1.GetBalanceResponse)), "404")
+	garmtooltest.WantRefusal(t, h.Call(garmtooltest.Context(t), getCustomer, &accountsv1.GetCustomerRequest{CustomerId: proto.String("C-9999")}, new(accountsv1.GetCustomerResponse)), "404")
 }
 
 // garmd validates first, but anything on the bus can reach the tool.
@@ -118,8 +100,8 @@ func TestARequestBreakingTheContractIsRefusedWith400(t *testing.T) {
 	h := serve(t)
 	for name, id := range map[string]*string{"missing": nil, "malformed": proto.String("1001"), "too long": proto.String("C-10010")} {
 		t.Run(name, func(t *testing.T) {
-			wantRefusal(t, h.Call(testContext(t), getBalance, &accountsv1.GetBalanceRequest{CustomerId: id}, new(accountsv1.GetBalanceResponse)), "400")
-			wantRefusal(t, h.Call(testContext(t), getCustomer, &accountsv1.GetCustomerRequest{CustomerId: id}, new(accountsv1.GetCustomerResponse)), "400")
+			garmtooltest.WantRefusal(t, h.Call(garmtooltest.Context(t), getBalance, &accountsv1.GetBalanceRequest{CustomerId: id}, new(accountsv1.GetBalanceResponse)), "400")
+			garmtooltest.WantRefusal(t, h.Call(garmtooltest.Context(t), getCustomer, &accountsv1.GetCustomerRequest{CustomerId: id}, new(accountsv1.GetCustomerResponse)), "400")
 		})
 	}
 }

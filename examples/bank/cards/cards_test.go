@@ -1,6 +1,7 @@
 package cards_test
 
 import (
+	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"sync"
 	"testing"
 
@@ -22,7 +23,7 @@ func TestTheServiceServesItsThreeTools(t *testing.T) {
 func TestListCardsReturnsEveryCardOfTheCustomerWithItsWholeNumber(t *testing.T) {
 	h := serve(t)
 	var out cardsv1.ListCardsResponse
-	if err := h.Call(testContext(t), listCards, &cardsv1.ListCardsRequest{CustomerId: proto.String(bank.DemoCustomer)}, &out); err != nil {
+	if err := h.Call(garmtooltest.Context(t), listCards, &cardsv1.ListCardsRequest{CustomerId: proto.String(bank.DemoCustomer)}, &out); err != nil {
 		t.Fatal(err)
 	}
 	want := &cardsv1.ListCardsResponse{
@@ -49,8 +50,8 @@ func TestListCardsReturnsEveryCardOfTheCustomerWithItsWholeNumber(t *testing.T) 
 
 func TestListCardsRefusesAnUnknownCustomerWith404AndAMalformedIdWith400(t *testing.T) {
 	h := serve(t)
-	wantRefusal(t, h.Call(testContext(t), listCards, &cardsv1.ListCardsRequest{CustomerId: proto.String("C-9999")}, new(cardsv1.ListCardsResponse)), "404")
-	wantRefusal(t, h.Call(testContext(t), listCards, &cardsv1.ListCardsRequest{CustomerId: proto.String("CARD-2001")}, new(cardsv1.ListCardsResponse)), "400")
+	garmtooltest.WantRefusal(t, h.Call(garmtooltest.Context(t), listCards, &cardsv1.ListCardsRequest{CustomerId: proto.String("C-9999")}, new(cardsv1.ListCardsResponse)), "404")
+	garmtooltest.WantRefusal(t, h.Call(garmtooltest.Context(t), listCards, &cardsv1.ListCardsRequest{CustomerId: proto.String("CARD-2001")}, new(cardsv1.ListCardsResponse)), "400")
 }
 
 func TestAFrozenCardIsActiveAgainOnceUnfrozen(t *testing.T) {
@@ -71,7 +72,7 @@ func TestAFrozenCardIsActiveAgainOnceUnfrozen(t *testing.T) {
 		t.Fatalf("after unfreeze_card: %v", active)
 	}
 	var listed cardsv1.ListCardsResponse
-	if err := h.Call(testContext(t), listCards, &cardsv1.ListCardsRequest{CustomerId: proto.String(bank.DemoCustomer)}, &listed); err != nil {
+	if err := h.Call(garmtooltest.Context(t), listCards, &cardsv1.ListCardsRequest{CustomerId: proto.String(bank.DemoCustomer)}, &listed); err != nil {
 		t.Fatal(err)
 	}
 	if got := listed.GetCards()[0]; !proto.Equal(got, active) {
@@ -83,9 +84,9 @@ func TestAFrozenCardIsActiveAgainOnceUnfrozen(t *testing.T) {
 func TestFreezingAFrozenCardAndUnfreezingAnActiveOneAre409(t *testing.T) {
 	h := serve(t)
 	_, err := freeze(t, h, bank.DemoFrozenCard, cardsv1.FreezeReason_FREEZE_REASON_CUSTOMER_REQUEST)
-	wantRefusal(t, err, "409")
+	garmtooltest.WantRefusal(t, err, "409")
 	_, err = unfreeze(t, h, bank.DemoCard)
-	wantRefusal(t, err, "409")
+	garmtooltest.WantRefusal(t, err, "409")
 	if _, err := unfreeze(t, h, bank.DemoFrozenCard); err != nil {
 		t.Fatalf("unfreezing the demo's frozen card: %v", err)
 	}
@@ -94,9 +95,9 @@ func TestFreezingAFrozenCardAndUnfreezingAnActiveOneAre409(t *testing.T) {
 func TestAnUnknownCardIs404(t *testing.T) {
 	h := serve(t)
 	_, err := freeze(t, h, "CARD-9999", cardsv1.FreezeReason_FREEZE_REASON_LOST)
-	wantRefusal(t, err, "404")
+	garmtooltest.WantRefusal(t, err, "404")
 	_, err = unfreeze(t, h, "CARD-9999")
-	wantRefusal(t, err, "404")
+	garmtooltest.WantRefusal(t, err, "404")
 }
 
 func TestACardFrozenAsStolenIsNeverUnfrozen(t *testing.T) {
@@ -105,7 +106,7 @@ func TestACardFrozenAsStolenIsNeverUnfrozen(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := unfreeze(t, h, bank.DemoCard)
-	wantRefusal(t, err, "422")
+	garmtooltest.WantRefusal(t, err, "422")
 }
 
 func TestAFreezeWithoutAReasonOrWithAMalformedCardIdIs400(t *testing.T) {
@@ -117,10 +118,10 @@ func TestAFreezeWithoutAReasonOrWithAMalformedCardIdIs400(t *testing.T) {
 		"malformed card id":  {CardId: proto.String("2001"), Reason: cardsv1.FreezeReason_FREEZE_REASON_LOST.Enum()},
 	} {
 		t.Run(name, func(t *testing.T) {
-			wantRefusal(t, h.Call(testContext(t), freezeCard, req, new(cardsv1.FreezeCardResponse)), "400")
+			garmtooltest.WantRefusal(t, h.Call(garmtooltest.Context(t), freezeCard, req, new(cardsv1.FreezeCardResponse)), "400")
 		})
 	}
-	wantRefusal(t, h.Call(testContext(t), unfreezeCard, &cardsv1.UnfreezeCardRequest{}, new(cardsv1.UnfreezeCardResponse)), "400")
+	garmtooltest.WantRefusal(t, h.Call(garmtooltest.Context(t), unfreezeCard, &cardsv1.UnfreezeCardRequest{}, new(cardsv1.UnfreezeCardResponse)), "400")
 }
 
 // Many callers freezing one card at once: exactly one freezes it.
@@ -141,7 +142,7 @@ func TestConcurrentFreezesOfOneCardFreezeItOnce(t *testing.T) {
 			froze++
 			continue
 		}
-		wantRefusal(t, err, "409")
+		garmtooltest.WantRefusal(t, err, "409")
 	}
 	if froze != 1 {
 		t.Fatalf("%d callers froze the card, want exactly 1", froze)

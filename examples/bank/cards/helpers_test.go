@@ -1,8 +1,6 @@
 package cards_test
 
 import (
-	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -12,7 +10,6 @@ import (
 	"github.com/garm-dev/garm/examples/bank/store"
 	"github.com/garm-dev/garm/runtime/garmtool"
 	"github.com/garm-dev/garm/runtime/garmtooltest"
-	"github.com/garm-dev/garm/runtime/toolbind"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -37,31 +34,16 @@ func serve(t *testing.T) *garmtooltest.Harness {
 	return garmtooltest.Start(t, svc)
 }
 
-func testContext(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func wantRefusal(t *testing.T, err error, code string) {
-	t.Helper()
-	var coded *toolbind.CodedError
-	if !errors.As(err, &coded) || coded.Code != code {
-		t.Fatalf("answered %v, want a %s refusal", err, code)
-	}
-}
-
 func freeze(t *testing.T, h *garmtooltest.Harness, id string, reason cardsv1.FreezeReason) (*cardsv1.Card, error) {
 	t.Helper()
 	var out cardsv1.FreezeCardResponse
-	err := h.Call(testContext(t), freezeCard, &cardsv1.FreezeCardRequest{CardId: proto.String(id), Reason: reason.Enum()}, &out)
+	err := h.Call(garmtooltest.Context(t), freezeCard, &cardsv1.FreezeCardRequest{CardId: proto.String(id), Reason: reason.Enum()}, &out)
 	return out.GetCard(), err
 }
 
 func unfreeze(t *testing.T, h *garmtooltest.Harness, id string) (*cardsv1.Card, error) {
 	t.Helper()
 	var out cardsv1.UnfreezeCardResponse
-	err := h.Call(testContext(t), unfreezeCard, &cardsv1.UnfreezeCardRequest{CardId: proto.String(id)}, &out)
+	err := h.Call(garmtooltest.Context(t), unfreezeCard, &cardsv1.UnfreezeCardRequest{CardId: proto.String(id)}, &out)
 	return out.GetCard(), err
 }

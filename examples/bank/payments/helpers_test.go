@@ -1,8 +1,6 @@
 package payments_test
 
 import (
-	"context"
-	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/garm-dev/garm/examples/bank/store"
 	"github.com/garm-dev/garm/runtime/garmtool"
 	"github.com/garm-dev/garm/runtime/garmtooltest"
-	"github.com/garm-dev/garm/runtime/toolbind"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -63,21 +60,6 @@ func serve(t *testing.T) *fixture {
 	return &fixture{Harness: garmtooltest.Start(t, svc), bank: b, clock: c}
 }
 
-func testContext(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func wantRefusal(t *testing.T, err error, code string) {
-	t.Helper()
-	var coded *toolbind.CodedError
-	if !errors.As(err, &coded) || coded.Code != code {
-		t.Fatalf("answered %v, want a %s refusal", err, code)
-	}
-}
-
 // demoPayment is the quick-start's payment.
 func demoPayment() *paymentsv1.InitiatePaymentRequest {
 	return &paymentsv1.InitiatePaymentRequest{
@@ -93,14 +75,14 @@ func demoPayment() *paymentsv1.InitiatePaymentRequest {
 func (f *fixture) pay(t *testing.T, req *paymentsv1.InitiatePaymentRequest, opts ...garmtooltest.CallOption) (*paymentsv1.Payment, error) {
 	t.Helper()
 	var out paymentsv1.InitiatePaymentResponse
-	err := f.Call(testContext(t), initiatePayment, req, &out, opts...)
+	err := f.Call(garmtooltest.Context(t), initiatePayment, req, &out, opts...)
 	return out.GetPayment(), err
 }
 
 func (f *fixture) status(t *testing.T, id string) (*paymentsv1.Payment, error) {
 	t.Helper()
 	var out paymentsv1.GetPaymentStatusResponse
-	err := f.Call(testContext(t), getPaymentStatus, &paymentsv1.GetPaymentStatusRequest{PaymentId: proto.String(id)}, &out)
+	err := f.Call(garmtooltest.Context(t), getPaymentStatus, &paymentsv1.GetPaymentStatusRequest{PaymentId: proto.String(id)}, &out)
 	return out.GetPayment(), err
 }
 

@@ -54,7 +54,7 @@ func TestTheSameKeyForADifferentPaymentIs409(t *testing.T) {
 	}
 	req.AmountMinorUnits = proto.Int64(125_001)
 	_, err := f.pay(t, req)
-	wantRefusal(t, err, "409")
+	garmtooltest.WantRefusal(t, err, "409")
 }
 
 func TestWithoutAKeyOrWithAnotherKeyEachCallPays(t *testing.T) {
@@ -82,7 +82,7 @@ func TestARefusedCallDoesNotSpendItsKey(t *testing.T) {
 	req.IdempotencyKey = proto.String("run-7f3a:step-2")
 	req.CurrencyCode = proto.String("EUR")
 	_, err := f.pay(t, req)
-	wantRefusal(t, err, "422")
+	garmtooltest.WantRefusal(t, err, "422")
 	req.CurrencyCode = proto.String(bank.DemoCurrency)
 	if _, err := f.pay(t, req); err != nil {
 		t.Fatalf("the key after a refusal: %v", err)

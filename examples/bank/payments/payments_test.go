@@ -1,6 +1,7 @@
 package payments_test
 
 import (
+	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"testing"
 
 	"github.com/garm-dev/garm/examples/bank"
@@ -60,9 +61,9 @@ func TestAPaymentIsPendingThenSent(t *testing.T) {
 func TestAnUnknownPaymentIs404AndAMalformedIdIs400(t *testing.T) {
 	f := serve(t)
 	_, err := f.status(t, "PAY-000001")
-	wantRefusal(t, err, "404")
+	garmtooltest.WantRefusal(t, err, "404")
 	_, err = f.status(t, "PAY-1")
-	wantRefusal(t, err, "400")
+	garmtooltest.WantRefusal(t, err, "400")
 }
 
 // What the bank itself refuses, after the contract's rules pass.
@@ -83,7 +84,7 @@ func TestThePaymentsTheBankRefuses(t *testing.T) {
 			req := demoPayment()
 			tt.shape(req)
 			_, err := f.pay(t, req)
-			wantRefusal(t, err, tt.code)
+			garmtooltest.WantRefusal(t, err, tt.code)
 		})
 	}
 	if got := f.available(t); got != 2_450_075 {
@@ -116,7 +117,7 @@ func TestAPaymentBreakingTheContractIs400(t *testing.T) {
 			req := demoPayment()
 			tt.shape(req)
 			_, err := f.pay(t, req)
-			wantRefusal(t, err, "400")
+			garmtooltest.WantRefusal(t, err, "400")
 		})
 	}
 }
@@ -128,12 +129,12 @@ func TestTheGBPLimitDoesNotBindOtherCurrencies(t *testing.T) {
 	req := demoPayment()
 	req.FromAccountId, req.CurrencyCode, req.AmountMinorUnits = proto.String("A-10004"), proto.String("EUR"), proto.Int64(100_000_001)
 	_, err := f.pay(t, req)
-	wantRefusal(t, err, "422")
+	garmtooltest.WantRefusal(t, err, "422")
 	req.AmountMinorUnits = proto.Int64(100_000_000)
 	req.CurrencyCode = proto.String("GBP")
 	req.FromAccountId = proto.String(bank.DemoAccount)
 	_, err = f.pay(t, req)
-	wantRefusal(t, err, "422") // at the limit, refused for want of funds, not by the rule
+	garmtooltest.WantRefusal(t, err, "422") // at the limit, refused for want of funds, not by the rule
 }
 
 func TestValidIBAN(t *testing.T) {

@@ -1,11 +1,9 @@
 package calculator_test
 
 import (
-	"context"
 	"errors"
 	"math"
 	"testing"
-	"time"
 
 	"github.com/garm-dev/garm/examples/calculator/calculator"
 	calcv1 "github.com/garm-dev/garm/examples/calculator/gen/calc/v1"
@@ -31,21 +29,6 @@ func serve(t *testing.T) *garmtooltest.Harness {
 	return garmtooltest.Start(t, svc)
 }
 
-func testContext(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func wantRefusal(t *testing.T, err error, code string) {
-	t.Helper()
-	var coded *toolbind.CodedError
-	if !errors.As(err, &coded) || coded.Code != code {
-		t.Fatalf("answered %v, want a %s refusal", err, code)
-	}
-}
-
 func TestTheCalculatorServesItsWholeContract(t *testing.T) {
 	refs := map[string]bool{}
 	for _, ref := range calcv1.CalculatorTools {
@@ -61,7 +44,7 @@ func TestTheCalculatorServesItsWholeContract(t *testing.T) {
 func TestAddReturnsTheSum(t *testing.T) {
 	h := serve(t)
 	var out calcv1.AddResponse
-	if err := h.Call(testContext(t), add, &calcv1.AddRequest{A: proto.Float64(40), B: proto.Float64(2.5)}, &out); err != nil {
+	if err := h.Call(garmtooltest.Context(t), add, &calcv1.AddRequest{A: proto.Float64(40), B: proto.Float64(2.5)}, &out); err != nil {
 		t.Fatal(err)
 	}
 	if out.Sum == nil || out.GetSum() != 42.5 {
@@ -84,7 +67,7 @@ func TestAddRefusesMissingOrNonFiniteNumbersAndAnOverflow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wantRefusal(t, h.Call(testContext(t), add, tt.req, new(calcv1.AddResponse)), tt.code)
+			garmtooltest.WantRefusal(t, h.Call(garmtooltest.Context(t), add, tt.req, new(calcv1.AddResponse)), tt.code)
 		})
 	}
 }
@@ -92,7 +75,7 @@ func TestAddRefusesMissingOrNonFiniteNumbersAndAnOverflow(t *testing.T) {
 func TestDivideReturnsTheQuotient(t *testing.T) {
 	h := serve(t)
 	var out calcv1.DivideResponse
-	if err := h.Call(testContext(t), divide, &calcv1.DivideRequest{Dividend: proto.Float64(10), Divisor: proto.Float64(4)}, &out); err != nil {
+	if err := h.Call(garmtooltest.Context(t), divide, &calcv1.DivideRequest{Dividend: proto.Float64(10), Divisor: proto.Float64(4)}, &out); err != nil {
 		t.Fatal(err)
 	}
 	if out.GetQuotient() != 2.5 {
@@ -104,8 +87,8 @@ func TestDivideReturnsTheQuotient(t *testing.T) {
 func TestDivideRefusesAZeroDivisorWith422(t *testing.T) {
 	h := serve(t)
 	for _, zero := range []float64{0, math.Copysign(0, -1)} {
-		err := h.Call(testContext(t), divide, &calcv1.DivideRequest{Dividend: proto.Float64(1), Divisor: proto.Float64(zero)}, new(calcv1.DivideResponse))
-		wantRefusal(t, err, "422")
+		err := h.Call(garmtooltest.Context(t), divide, &calcv1.DivideRequest{Dividend: proto.Float64(1), Divisor: proto.Float64(zero)}, new(calcv1.DivideResponse))
+		garmtooltest.WantRefusal(t, err, "422")
 		var coded *toolbind.CodedError
 		if errors.As(err, &coded) && coded.Message != "division by zero" {
 			t.Errorf("message %q", coded.Message)
@@ -115,8 +98,8 @@ func TestDivideRefusesAZeroDivisorWith422(t *testing.T) {
 
 func TestDivideRefusesMissingNumbersAndAnOverflow(t *testing.T) {
 	h := serve(t)
-	wantRefusal(t, h.Call(testContext(t), divide, &calcv1.DivideRequest{Dividend: proto.Float64(1)}, new(calcv1.DivideResponse)), "400")
-	wantRefusal(t, h.Call(testContext(t), divide,
+	garmtooltest.WantRefusal(t, h.Call(garmtooltest.Context(t), divide, &calcv1.DivideRequest{Dividend: proto.Float64(1)}, new(calcv1.DivideResponse)), "400")
+	garmtooltest.WantRefusal(t, h.Call(garmtooltest.Context(t), divide,
 		&calcv1.DivideRequest{Dividend: proto.Float64(math.MaxFloat64), Divisor: proto.Float64(1e-300)}, new(calcv1.DivideResponse)), "422")
 }
 
@@ -135,7 +118,7 @@ func TestSummarizeDescribesTheNumbers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out calcv1.SummarizeResponse
-			if err := h.Call(testContext(t), summarize, &calcv1.SummarizeRequest{Values: tt.values}, &out); err != nil {
+			if err := h.Call(garmtooltest.Context(t), summarize, &calcv1.SummarizeRequest{Values: tt.values}, &out); err != nil {
 				t.Fatal(err)
 			}
 			if out.GetCount() != uint32(len(tt.values)) || math.Abs(out.GetMean()-tt.mean) > 1e-9*math.Max(1, math.Abs(tt.mean)) ||
@@ -154,11 +137,11 @@ func TestSummarizeRefusesAnEmptyOrTooLongListAndNonFiniteNumbers(t *testing.T) {
 		"not finite": {1, math.NaN()},
 	} {
 		t.Run(name, func(t *testing.T) {
-			wantRefusal(t, h.Call(testContext(t), summarize, &calcv1.SummarizeRequest{Values: values}, new(calcv1.SummarizeResponse)), "400")
+			garmtooltest.WantRefusal(t, h.Call(garmtooltest.Context(t), summarize, &calcv1.SummarizeRequest{Values: values}, new(calcv1.SummarizeResponse)), "400")
 		})
 	}
 	var out calcv1.SummarizeResponse
-	if err := h.Call(testContext(t), summarize, &calcv1.SummarizeRequest{Values: make([]float64, calculator.MaxValues)}, &out); err != nil || out.GetCount() != calculator.MaxValues {
+	if err := h.Call(garmtooltest.Context(t), summarize, &calcv1.SummarizeRequest{Values: make([]float64, calculator.MaxValues)}, &out); err != nil || out.GetCount() != calculator.MaxValues {
 		t.Fatalf("the longest list: %v, %v", &out, err)
 	}
 }
