@@ -1,12 +1,12 @@
 package cards_test
 
 import (
-	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"sync"
 	"testing"
 
 	"github.com/garm-dev/garm/examples/bank"
 	cardsv1 "github.com/garm-dev/garm/examples/bank/gen/cards/v1"
+	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"google.golang.org/protobuf/proto"
 )
 

@@ -1,13 +1,13 @@
 package payments_test
 
 import (
-	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"testing"
 
 	"github.com/garm-dev/garm/examples/bank"
 	paymentsv1 "github.com/garm-dev/garm/examples/bank/gen/payments/v1"
 	"github.com/garm-dev/garm/examples/bank/payments"
 	"github.com/garm-dev/garm/examples/bank/store"
+	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
