@@ -46,6 +46,12 @@ type Config struct {
 	// Notify is step 10; nil when --notify is off (a MODE_NOTIFY tool then
 	// does not mount).
 	Notify Notifier
+	// Quarantine says which packages' running services do not implement
+	// the catalogue's contract, and why; their visible tools answer 503.
+	// nil checks nothing. Consulted on every call: keep it a lookup.
+	Quarantine interface {
+		Quarantined(pkg string) (reason string, ok bool)
+	}
 	// ToolTimeout is the deadline of a call whose caller set none, and the
 	// ceiling on one it set.
 	ToolTimeout time.Duration
@@ -212,6 +218,13 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 	}
 	rowstep.Tool(st.row, tool)
 	st.tool = tool
+	// Only after visibility: a caller who may not see the tool learns
+	// nothing of its package's state.
+	if c.Quarantine != nil {
+		if reason, ok := c.Quarantine.Quarantined(tool.Package); ok {
+			return nil, deny.Fail(deny.ToolUnavailable, "quarantined", "the tool's package is quarantined: "+reason)
+		}
+	}
 	in, err := codec.DecodeRequest(tool.Input, req.Body, req.JSON)
 	if err != nil {
 		return nil, deny.Deny(deny.InvalidArgument, err.Error())

@@ -1,0 +1,23 @@
+// Package quarantine keeps garmd from calling tool services that do not
+// implement the contract the catalogue describes. A Reconciler asks the bus
+// which tool services are running — $SRV.PING, then $SRV.INFO per instance —
+// and compares the descriptor hash each one advertises (wire.IdentityMetadata)
+// with the serving catalogue's hash for the package its endpoints belong to.
+// A package with a running instance that advertises another hash, or none,
+// is quarantined: the chain answers its visible tools 503 unavailable
+// instead of sending a request whose bytes the service would read as
+// something else (SPEC 4.4, 7.3).
+//
+// Verdicts are an immutable snapshot swapped atomically, so the chain's
+// per-call cost is a pointer load and a map lookup. A round that could not
+// see everything (a PING or INFO that failed or timed out, the bus away) may
+// add quarantines but never lifts one: not hearing from a service is no
+// evidence that it changed. A complete round replaces the verdicts whole,
+// lifting every package whose running instances all match. A package with
+// no running instance is never quarantined; its calls find no responders.
+//
+// Deliberately not here: deciding what the caller is told (the chain and
+// deny own that), stopping or fencing the offending service (the bus is
+// not garmd's to police), and comparing contract versions — the descriptor
+// hash is the wire shape, and only the wire shape can corrupt a call.
+package quarantine
