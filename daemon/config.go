@@ -10,13 +10,20 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/garm-dev/garm/daemon/internal/catalogue/source"
 )
 
 // Config is garmd's configuration: one field per `garmd serve` flag (SPEC
 // 7.1), plus the logger. DefaultConfig holds the flags' defaults.
 type Config struct {
-	// Catalogue is the catalogue artifact's file path (--catalogue).
+	// Catalogue is the catalogue artifact (--catalogue): a file path, or
+	// s3://bucket/key read through the AWS SDK's default chain.
 	Catalogue string
+	// CataloguePoll is how often an s3:// catalogue's ETag is polled for a
+	// new artifact (--catalogue-poll); 0 reads it once at start. Ignored
+	// for a file.
+	CataloguePoll time.Duration
 	// NATS is the bus's URL (--nats).
 	NATS string
 	// Listen is the tool plane's address (--listen).
@@ -71,11 +78,12 @@ const MinHashKey = 16
 // DefaultConfig is the configuration of `garmd serve` with no flags.
 func DefaultConfig() Config {
 	return Config{
-		NATS:        "nats://127.0.0.1:4222",
-		Listen:      "127.0.0.1:7440",
-		AdminListen: "127.0.0.1:7441",
-		Audience:    "garm",
-		ToolTimeout: 30 * time.Second,
+		CataloguePoll: 30 * time.Second,
+		NATS:          "nats://127.0.0.1:4222",
+		Listen:        "127.0.0.1:7440",
+		AdminListen:   "127.0.0.1:7441",
+		Audience:      "garm",
+		ToolTimeout:   30 * time.Second,
 	}
 }
 
@@ -88,14 +96,20 @@ func (c Config) Validate() error {
 	switch {
 	case c.Catalogue == "":
 		add("--catalogue is required: the catalogue artifact to serve")
-	case strings.HasPrefix(c.Catalogue, "s3://"):
-		add("--catalogue %s: s3:// catalogues are not in this build of garmd; give a file path", c.Catalogue)
+	case source.IsS3(c.Catalogue):
+		// The URL is not echoed: one with user information may carry a secret.
+		if _, _, err := source.ParseS3URL(c.Catalogue); err != nil {
+			add("--catalogue: %v", err)
+		}
 	default:
 		if info, err := os.Stat(c.Catalogue); err != nil {
 			add("--catalogue: %v", err)
 		} else if !info.Mode().IsRegular() {
 			add("--catalogue %s is not a file", c.Catalogue)
 		}
+	}
+	if c.CataloguePoll < 0 {
+		add("--catalogue-poll %s is negative (0 reads an s3:// catalogue once, at start)", c.CataloguePoll)
 	}
 	if u, err := url.Parse(c.NATS); err != nil || u.Host == "" || (u.Scheme != "nats" && u.Scheme != "tls") {
 		add("--nats %q is not a nats:// or tls:// URL", c.NATS)

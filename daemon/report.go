@@ -1,6 +1,7 @@
 package garmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -107,9 +108,10 @@ func newReport(d *Daemon, gen *catalogue.Generation, heap uint64) *Report {
 		Admin:     "http://" + d.adminL.Addr().String(),
 		Bus:       d.cfg.NATS,
 		Ledger:    "log lines (garm.ledger) on garmd's log",
-		Refresh:   "read once from a file at start; restart garmd to serve another catalogue",
+		Refresh:   refreshes(d.cfg),
 	}
 	r.Steps, r.Refuses = stepsReport(d.opt.steps, d.cfg.GrantIssuer)
+	r.Steps = append(r.Steps, d.quarantineReport())
 	if d.cfg.LedgerStream {
 		r.Ledger = "JetStream stream GARM_LEDGER (batched), falling back to log lines"
 	}
@@ -162,13 +164,13 @@ type CheckConfig struct {
 	AuditRetention *time.Duration
 }
 
-// Check loads and mounts a catalogue the way `garmd serve` would, with no
-// bus and no listener, and writes whether it would mount and what it would
-// serve. A catalogue that would not mount is the returned error, naming
-// every refusal.
+// Check loads and mounts a catalogue — a file, or s3:// fetched once — the
+// way `garmd serve` would, with no bus and no listener, and writes whether
+// it would mount and what it would serve. A catalogue that would not mount
+// is the returned error, naming every refusal.
 func Check(w io.Writer, c CheckConfig) error {
 	before := heapInUse()
-	gen, err := catalogue.LoadFile(c.Catalogue, catalogue.Options{MaxTools: c.MaxTools})
+	gen, _, err := readCatalogue(context.Background(), c.Catalogue, catalogue.Options{MaxTools: c.MaxTools})
 	if err != nil {
 		return fmt.Errorf("catalogue %s does not load: %w", c.Catalogue, err)
 	}

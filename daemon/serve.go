@@ -23,6 +23,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/ledger/logsink"
 	"github.com/garm-dev/garm/daemon/internal/listing"
 	"github.com/garm-dev/garm/daemon/internal/metrics"
+	"github.com/garm-dev/garm/daemon/internal/quarantine"
 	"github.com/garm-dev/garm/daemon/internal/toolplane"
 	"github.com/garm-dev/garm/daemon/internal/transport/natsbus"
 	"github.com/nats-io/nats.go"
@@ -64,6 +65,16 @@ type Daemon struct {
 	planeSrv  *http.Server
 	adminH    http.Handler
 	stopping  atomic.Bool
+	// reload keeps an s3:// catalogue current; nil for a file, or when
+	// --catalogue-poll is 0. hints is its subscription to announcements.
+	reload *reloader
+	hints  *nats.Subscription
+	// onSwap are called with every generation a reload swaps in, after the
+	// swap, from the reloader's goroutine. Register them in New, before Run.
+	onSwap []func(*catalogue.Generation)
+	// quarantine keeps packages whose services mismatch the catalogue
+	// from being called.
+	quarantine *quarantine.Reconciler
 }
 
 // Serve runs garmd with cfg until ctx is done, then shuts down (SPEC 7.11).
@@ -103,7 +114,7 @@ func (d *Daemon) open(ctx context.Context) error {
 		return fmt.Errorf("--hash-key-file: %w", err)
 	}
 	before := heapInUse()
-	gen, err := catalogue.LoadFile(cfg.Catalogue, catalogue.Options{MaxTools: cfg.MaxTools})
+	gen, etag, err := readCatalogue(ctx, cfg.Catalogue, catalogue.Options{MaxTools: cfg.MaxTools})
 	if err != nil {
 		return fmt.Errorf("catalogue %s: %w", cfg.Catalogue, err)
 	}
@@ -147,6 +158,10 @@ func (d *Daemon) open(ctx context.Context) error {
 	}
 	d.metrics = metrics.New(Version(), sources)
 	d.metrics.SetCatalogue(gen.Digest, gen.Producer)
+	if err := d.openReloader(ctx, etag); err != nil {
+		return fmt.Errorf("catalogue %s: %w", cfg.Catalogue, err)
+	}
+	d.openQuarantine(ctx, gen)
 
 	cc := chain.Config{
 		Serving:     d.serving,
@@ -158,6 +173,7 @@ func (d *Daemon) open(ctx context.Context) error {
 		Recorder:    d.recorder,
 		Grants:      d.opt.grants,
 		Audit:       d.opt.audit,
+		Quarantine:  d.quarantine,
 		ToolTimeout: cfg.ToolTimeout,
 		Version:     Version(),
 		Observe:     d.metrics.ObserveCall,
@@ -248,6 +264,7 @@ func (d *Daemon) ready() error {
 }
 
 // Run serves until ctx is done, then shuts down in SPEC 7.11's order: the
+// reloader stops (no generation is swapped in during the drain), the
 // tool plane stops accepting, calls in flight finish (each bounded by its
 // deadline), the ledger flushes, the bus closes, the admin listener goes
 // last so readiness says "shutting down" throughout.
@@ -257,6 +274,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	go func() { adminDone <- admin.Serve(adminCtx, d.adminL, d.adminH) }()
 	planeDone := make(chan error, 1)
 	go func() { planeDone <- d.planeSrv.Serve(d.plane) }()
+	stopReloader := d.runReloader(ctx)
+	stopQuarantine := d.runQuarantine(ctx)
 
 	var err error
 	select {
@@ -264,6 +283,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	case err = <-planeDone:
 		err = fmt.Errorf("the tool plane stopped: %w", err)
 	}
+	stopReloader()
+	stopQuarantine()
 	d.stopping.Store(true)
 	d.logger.Info("garmd: shutting down: no new calls; waiting for calls in flight")
 

@@ -23,8 +23,8 @@ const (
 const usage = `garmd is the governed tool plane's daemon.
 
 Usage:
-  garmd serve --catalogue <file> --issuer <iss> --jwks <url> --hash-key-file <file> [flags]
-  garmd check --catalogue <file> [--with-grants] [--with-notify] [--audit-retention <d>]
+  garmd serve --catalogue <file|s3://bucket/key> --issuer <iss> --jwks <url> --hash-key-file <file> [flags]
+  garmd check --catalogue <file|s3://bucket/key> [--with-grants] [--with-notify] [--audit-retention <d>]
   garmd version
 
 Run "garmd <command> --help" for a command's flags.
@@ -80,7 +80,8 @@ func (o optionalDuration) Set(v string) error {
 func serveFlags(cfg *garmd.Config, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("garmd serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.Catalogue, "catalogue", cfg.Catalogue, "the catalogue artifact `file` to serve (required)")
+	fs.StringVar(&cfg.Catalogue, "catalogue", cfg.Catalogue, "the catalogue artifact to serve: a file path or s3://bucket/key, read with the AWS default chain (`location`, required)")
+	fs.DurationVar(&cfg.CataloguePoll, "catalogue-poll", cfg.CataloguePoll, "how often an s3:// catalogue's ETag is polled for a new artifact (0 = read once at start; ignored for a file)")
 	fs.StringVar(&cfg.NATS, "nats", cfg.NATS, "the bus to tools and JetStream (`url`)")
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "the tool plane's `address`")
 	fs.StringVar(&cfg.AdminListen, "admin-listen", cfg.AdminListen, "health, readiness and metrics `address`")
@@ -123,7 +124,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 func check(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("garmd check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	catalogue := fs.String("catalogue", "", "the catalogue artifact `file` to check (required)")
+	catalogue := fs.String("catalogue", "", "the catalogue artifact to check: a file path or s3://bucket/key (`location`, required)")
 	maxTools := fs.Int("max-tools", 0, "refuse a catalogue with more tools (0 = no limit)")
 	withGrants := fs.Bool("with-grants", false, "check as if approval grants (step 5) were on")
 	withNotify := fs.Bool("with-notify", false, "check as if --notify were on")
@@ -136,7 +137,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if *catalogue == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "garmd check: --catalogue <file> is required, and nothing else")
+		fmt.Fprintln(stderr, "garmd check: --catalogue <file|s3://bucket/key> is required, and nothing else")
 		return exitUsage
 	}
 	cc := garmd.CheckConfig{Catalogue: *catalogue, MaxTools: *maxTools, Grants: *withGrants, Notify: *withNotify, AuditRetention: auditRetention}

@@ -47,6 +47,21 @@ func TestServeReportsEveryConfigurationProblemAndExitsOne(t *testing.T) {
 	}
 }
 
+func TestServeTakesAnS3CatalogueAndItsPoll(t *testing.T) {
+	code, _, errOut := runGarmd("serve", "--catalogue", "s3://catalogues", "--catalogue-poll", "-1s")
+	if code != exitFailed {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"--catalogue: s3 URL: the key is missing", "--catalogue-poll -1s is negative"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if _, _, errOut := runGarmd("serve", "--help"); !strings.Contains(errOut, "-catalogue-poll") {
+		t.Errorf("serve --help does not list --catalogue-poll:\n%s", errOut)
+	}
+}
+
 func TestCheckExitsZeroForAMountableCatalogue(t *testing.T) {
 	c, err := builder.FromRoots(context.Background(), "../../../examples/calculator/proto")
 	if err != nil {
