@@ -36,7 +36,7 @@
 // would enforce is refused before anything is served (fail closed), rather
 // than served unenforced.
 //
-// Deliberately not here: fetching artifacts (files are read here; s3:// and
-// polling belong to whoever refreshes the catalogue), the visibility
+// Deliberately not here: fetching artifacts (catalogue/source reads a file or
+// s3://, and garmd's reloader polls and swaps generations), the visibility
 // decision (chain/visibility), and anything per call or per caller.
 package catalogue
