@@ -7,7 +7,8 @@
 // per command-line flag, Validate reporting every problem at once), New (load,
 // mount, connect, listen, report), Run (serve until the context ends, then
 // shut down in SPEC 7.11's order), Serve (both), and Check (would this
-// catalogue mount?). What each step decides lives under daemon/internal,
+// catalogue mount?); and the loops that keep a running garmd current: the
+// reloader of an s3:// catalogue and the quarantine sweeps. What each step decides lives under daemon/internal,
 // one package per step and per port; cmd/garmd only turns flags into a
 // Config.
 //
