@@ -9,13 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	"github.com/garm-dev/garm/catalogue-builder/artifact"
 )
 
 // ContentType is the media type a published catalogue artifact is stored with.
@@ -53,93 +53,17 @@ type Result struct {
 	Size int64
 }
 
-// The refusals of [ParseURL] and of a [Target] that [Publish] cannot use. They never echo the
-// URL: a URL with userinfo may carry a secret.
-var (
-	errNotS3URL   = errors.New("s3 URL: want s3://bucket/key")
-	errScheme     = errors.New("s3 URL: the scheme must be s3")
-	errUserinfo   = errors.New("s3 URL: user information (user@ or user:password@) is not allowed")
-	errPort       = errors.New("s3 URL: a port is not allowed; set AWS_ENDPOINT_URL to use another store")
-	errQuery      = errors.New("s3 URL: a query (?...) is not allowed")
-	errFragment   = errors.New("s3 URL: a fragment (#...) is not allowed")
-	errNoBucket   = errors.New("s3 URL: the bucket is missing")
-	errBucketName = errors.New("s3 URL: the bucket is not a valid S3 bucket name " +
-		"(3 to 63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit)")
-	errNoKey      = errors.New("s3 URL: the key is missing")
-	errKeyIsDir   = errors.New("s3 URL: the key ends in /, which names a folder, not an object")
-	errKeyInvalid = errors.New("s3 URL: the key must be valid UTF-8 of at most 1024 bytes")
-)
-
-// ParseURL reads "s3://bucket/key". The key is everything after the bucket's slash, taken
-// literally (no percent-decoding), and must name an object.
+// ParseURL reads "s3://bucket/key" with artifact.ParseS3URL, the parser
+// garmd reads catalogues with.
 func ParseURL(raw string) (Target, error) {
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		return Target{}, errNotS3URL
-	}
-	if scheme != "s3" {
-		return Target{}, errScheme
-	}
-	if strings.Contains(rest, "?") {
-		return Target{}, errQuery
-	}
-	if strings.Contains(rest, "#") {
-		return Target{}, errFragment
-	}
-	authority, key, hasSlash := strings.Cut(rest, "/")
-	if strings.Contains(authority, "@") {
-		return Target{}, errUserinfo
-	}
-	if strings.Contains(authority, ":") {
-		return Target{}, errPort
-	}
-	if authority == "" {
-		return Target{}, errNoBucket
-	}
-	if !hasSlash {
-		return Target{}, errNoKey
-	}
-	target := Target{Bucket: authority, Key: key}
-	if err := target.validate(); err != nil {
+	bucket, key, err := artifact.ParseS3URL(raw)
+	if err != nil {
 		return Target{}, err
 	}
-	return target, nil
+	return Target{Bucket: bucket, Key: key}, nil
 }
 
-func (t Target) validate() error {
-	if t.Bucket == "" {
-		return errNoBucket
-	}
-	if !validBucketName(t.Bucket) {
-		return errBucketName
-	}
-	if t.Key == "" {
-		return errNoKey
-	}
-	if strings.HasSuffix(t.Key, "/") {
-		return errKeyIsDir
-	}
-	if len(t.Key) > maxKeyBytes || !utf8.ValidString(t.Key) {
-		return errKeyInvalid
-	}
-	return nil
-}
-
-// validBucketName applies S3's general-purpose bucket naming rules that a URL can get wrong:
-// 3–63 characters of lowercase letters, digits, dots and hyphens, starting and ending with a
-// letter or digit.
-func validBucketName(name string) bool {
-	if len(name) < 3 || len(name) > 63 {
-		return false
-	}
-	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; !alnum(c) && c != '.' && c != '-' {
-			return false
-		}
-	}
-	return alnum(name[0]) && alnum(name[len(name)-1])
-}
+func (t Target) validate() error { return artifact.CheckS3Location(t.Bucket, t.Key) }
 
 // Publish uploads artifact to target with one PutObject, configured by the AWS SDK's default
 // chain, and returns what the store reports. It sets no timeout of its own: ctx bounds it.

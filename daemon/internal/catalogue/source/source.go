@@ -2,11 +2,9 @@ package source
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
 )
@@ -91,69 +89,7 @@ func fingerprint(info os.FileInfo) string {
 	return fmt.Sprintf("%d-%d", info.Size(), info.ModTime().UnixNano())
 }
 
-// The refusals of ParseS3URL. They never echo the URL: a URL with
-// user information may carry a secret.
-var (
-	errNotS3URL   = errors.New("s3 URL: want s3://bucket/key")
-	errUserinfo   = errors.New("s3 URL: user information (user@ or user:password@) is not allowed; credentials come from the AWS default chain")
-	errPort       = errors.New("s3 URL: a port is not allowed; set AWS_ENDPOINT_URL to use another store")
-	errQuery      = errors.New("s3 URL: a query (?...) is not allowed")
-	errFragment   = errors.New("s3 URL: a fragment (#...) is not allowed")
-	errNoBucket   = errors.New("s3 URL: the bucket is missing")
-	errBucketName = errors.New("s3 URL: the bucket is not a valid S3 bucket name " +
-		"(3 to 63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit)")
-	errNoKey      = errors.New("s3 URL: the key is missing")
-	errKeyIsDir   = errors.New("s3 URL: the key ends in /, which names a folder, not an object")
-	errKeyInvalid = errors.New("s3 URL: the key must be valid UTF-8 of at most 1024 bytes")
-)
-
-// maxKeyBytes is S3's limit on an object key, in UTF-8 bytes.
-const maxKeyBytes = 1024
-
-// ParseS3URL reads "s3://bucket/key". The key is everything after the
-// bucket's slash, taken literally (no percent-decoding), and must name an
-// object. The rules are the ones garm-catalogue publish applies, so what
-// the builder publishes to, garmd can read from.
-func ParseS3URL(raw string) (bucket, key string, err error) {
-	rest, ok := strings.CutPrefix(raw, "s3://")
-	if !ok {
-		return "", "", errNotS3URL
-	}
-	authority, key, hasSlash := strings.Cut(rest, "/")
-	switch {
-	case strings.Contains(rest, "?"):
-		return "", "", errQuery
-	case strings.Contains(rest, "#"):
-		return "", "", errFragment
-	case strings.Contains(authority, "@"):
-		return "", "", errUserinfo
-	case strings.Contains(authority, ":"):
-		return "", "", errPort
-	case authority == "":
-		return "", "", errNoBucket
-	case !validBucketName(authority):
-		return "", "", errBucketName
-	case !hasSlash || key == "":
-		return "", "", errNoKey
-	case strings.HasSuffix(key, "/"):
-		return "", "", errKeyIsDir
-	case len(key) > maxKeyBytes || !utf8.ValidString(key):
-		return "", "", errKeyInvalid
-	}
-	return authority, key, nil
-}
-
-// validBucketName applies S3's general-purpose bucket naming rules that a
-// URL can get wrong.
-func validBucketName(name string) bool {
-	if len(name) < 3 || len(name) > 63 {
-		return false
-	}
-	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; !alnum(c) && c != '.' && c != '-' {
-			return false
-		}
-	}
-	return alnum(name[0]) && alnum(name[len(name)-1])
-}
+// ParseS3URL reads "s3://bucket/key" with artifact.ParseS3URL, the parser
+// garm-catalogue publish writes with, so what the builder publishes to,
+// garmd can read from.
+func ParseS3URL(raw string) (bucket, key string, err error) { return artifact.ParseS3URL(raw) }
