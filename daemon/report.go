@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -186,6 +188,13 @@ func Check(w io.Writer, c CheckConfig) error {
 	steps := catalogue.Steps{Grants: c.Grants, Notify: c.Notify, AuditRetention: c.AuditRetention}
 	on, _ := stepsReport(steps, "a stand-in issuer")
 	fmt.Fprintf(w, "optional steps:\n  %s\n", strings.Join(on, "\n  "))
+	refresh := DefaultConfig()
+	refresh.Catalogue = c.Catalogue
+	fmt.Fprintf(w, "refresh, as garmd serve would with the default --catalogue-poll:\n  %s\n", refreshes(refresh))
+	fmt.Fprintln(w, "quarantine: not checked here (no bus); a serving garmd quarantines a package whose running services advertise another garm.identity than:")
+	for _, pkg := range slices.Sorted(maps.Keys(gen.Catalogue.GetDescriptorHashes())) {
+		fmt.Fprintf(w, "  %s %s\n", pkg, gen.Catalogue.GetDescriptorHashes()[pkg])
+	}
 	if err := catalogue.Mount(gen, steps); err != nil {
 		fmt.Fprintln(w, "would NOT mount")
 		return fmt.Errorf("catalogue %s would not mount: %w", c.Catalogue, err)
