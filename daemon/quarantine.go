@@ -10,19 +10,20 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/quarantine"
 )
 
-// quarantineTuning is the reconciler's timing: the package's defaults in
-// production. It is not configuration an operator needs; tests shorten it
-// (export_test.go).
+// quarantineTuning is the reconciler's timing: unset, the package's
+// defaults, as in production. It is not configuration an operator needs;
+// tests shorten it (export_test.go).
 var quarantineTuning atomic.Pointer[quarantine.Options]
-
-func init() { quarantineTuning.Store(&quarantine.Options{}) }
 
 // openQuarantine builds the reconciler that keeps packages whose running
 // services advertise another descriptor hash from being called, runs its
 // first round against gen so the startup report can say what is
 // quarantined, and has every catalogue swap re-evaluate.
 func (d *Daemon) openQuarantine(ctx context.Context, gen *catalogue.Generation) {
-	o := *quarantineTuning.Load()
+	var o quarantine.Options
+	if tuned := quarantineTuning.Load(); tuned != nil {
+		o = *tuned
+	}
 	o.Logger = d.logger
 	d.quarantine = quarantine.New(d.nc, o)
 	d.quarantine.Sweep(ctx, gen)
