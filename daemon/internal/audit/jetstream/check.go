@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/garm-dev/garm/daemon/internal/streamcheck"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -24,20 +24,14 @@ func CheckStream(ctx context.Context, js jetstream.JetStream, asserted time.Dura
 	if asserted < 0 {
 		return fmt.Errorf("the asserted audit retention (--audit-stream-retention) is %s; it must be a duration, or 0 for indefinitely", asserted)
 	}
-	s, err := js.Stream(ctx, wire.AuditStream)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return fmt.Errorf("audit stream %s does not exist; create it file-backed, refusing new messages when full, with the subjects %q, keeping messages %s (the asserted audit retention), e.g. nats stream add %s --subjects '%s' --storage file --discard new --max-age %s --defaults",
-			wire.AuditStream, wire.AuditStreamSubjects, keeping(asserted), wire.AuditStream, wire.AuditStreamSubjects, duration(asserted))
-	}
-	if err != nil {
-		return fmt.Errorf("audit stream %s cannot be looked up: %w", wire.AuditStream, err)
-	}
-	cfg := s.CachedInfo().Config
-	var errs []error
-	if !wire.Covers(cfg.Subjects, auditSubjects) {
-		errs = append(errs, fmt.Errorf("audit stream %s has the subjects %q, which do not cover the audit subjects %s; add %q to them, e.g. nats stream edit %s --subjects '%s'",
-			wire.AuditStream, cfg.Subjects, auditSubjects, wire.AuditStreamSubjects, wire.AuditStream,
-			strings.Join(slices.Concat(cfg.Subjects, []string{wire.AuditStreamSubjects}), ",")))
+	cfg, errs := streamcheck.Check(ctx, js, streamcheck.Stream{
+		Noun: "audit", Name: wire.AuditStream, Filter: wire.AuditStreamSubjects, Publishes: auditSubjects,
+		Create: fmt.Sprintf("create it file-backed, refusing new messages when full, with the subjects %q, keeping messages %s (the asserted audit retention), e.g. nats stream add %s --subjects '%s' --storage file --discard new --max-age %s --defaults",
+			wire.AuditStreamSubjects, keeping(asserted), wire.AuditStream, wire.AuditStreamSubjects, duration(asserted)),
+		NoAck: "no audit row could be confirmed",
+	})
+	if cfg == nil {
+		return errors.Join(errs...)
 	}
 	if cfg.Storage != jetstream.FileStorage {
 		errs = append(errs, fmt.Errorf("audit stream %s has %s storage, so its rows would not survive a restart; recreate it with --storage file (storage cannot be edited)",
@@ -54,12 +48,6 @@ func CheckStream(ctx context.Context, js jetstream.JetStream, asserted time.Dura
 	if cfg.Retention != jetstream.LimitsPolicy {
 		errs = append(errs, fmt.Errorf("audit stream %s has the %s retention policy, which removes rows once consumed; recreate it with the limits policy (--retention limits)",
 			wire.AuditStream, cfg.Retention))
-	}
-	if cfg.NoAck {
-		errs = append(errs, fmt.Errorf("audit stream %s does not acknowledge publishes (no_ack), so no audit row could be confirmed; recreate it without no_ack", wire.AuditStream))
-	}
-	if cfg.Sealed {
-		errs = append(errs, fmt.Errorf("audit stream %s is sealed and takes no new message; point garmd at a stream that is not", wire.AuditStream))
 	}
 	if err := checkMaxAge(cfg.MaxAge, asserted); err != nil {
 		errs = append(errs, err)

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/garm-dev/garm/daemon/internal/streamcheck"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -17,27 +17,12 @@ import (
 // error names each problem and how to fix it; garmd creates and changes no
 // stream.
 func CheckStream(ctx context.Context, js jetstream.JetStream) error {
-	s, err := js.Stream(ctx, wire.LedgerStream)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return fmt.Errorf("ledger stream %s does not exist; create it with the subjects %q, e.g. nats stream add %s --subjects '%s' --storage file --defaults",
-			wire.LedgerStream, wire.LedgerStreamSubjects, wire.LedgerStream, wire.LedgerStreamSubjects)
-	}
-	if err != nil {
-		return fmt.Errorf("ledger stream %s cannot be looked up: %w", wire.LedgerStream, err)
-	}
-	cfg := s.CachedInfo().Config
-	var errs []error
-	if !wire.Covers(cfg.Subjects, ledgerSubjects) {
-		errs = append(errs, fmt.Errorf("ledger stream %s has the subjects %q, which do not cover the ledger subjects %s; add %q to them, e.g. nats stream edit %s --subjects '%s'",
-			wire.LedgerStream, cfg.Subjects, ledgerSubjects, wire.LedgerStreamSubjects, wire.LedgerStream,
-			strings.Join(slices.Concat(cfg.Subjects, []string{wire.LedgerStreamSubjects}), ",")))
-	}
-	if cfg.NoAck {
-		errs = append(errs, fmt.Errorf("ledger stream %s does not acknowledge publishes (no_ack), so no batch could be confirmed; recreate it without no_ack", wire.LedgerStream))
-	}
-	if cfg.Sealed {
-		errs = append(errs, fmt.Errorf("ledger stream %s is sealed and takes no new message; point garmd at a stream that is not", wire.LedgerStream))
-	}
+	_, errs := streamcheck.Check(ctx, js, streamcheck.Stream{
+		Noun: "ledger", Name: wire.LedgerStream, Filter: wire.LedgerStreamSubjects, Publishes: ledgerSubjects,
+		Create: fmt.Sprintf("create it with the subjects %q, e.g. nats stream add %s --subjects '%s' --storage file --defaults",
+			wire.LedgerStreamSubjects, wire.LedgerStream, wire.LedgerStreamSubjects),
+		NoAck: "no batch could be confirmed",
+	})
 	return errors.Join(errs...)
 }
 
