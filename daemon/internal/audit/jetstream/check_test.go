@@ -16,19 +16,17 @@ const month = 30 * 24 * time.Hour
 
 // checkWith creates cfg (when given), runs CheckStream with asserted and
 // deletes the stream again, so one server serves every case.
-func checkWith(t *testing.T, js jetstream.JetStream, cfg *jetstream.StreamConfig, asserted time.Duration) error {
+func checkWith(t *testing.T, cfg *jetstream.StreamConfig, asserted time.Duration) error {
 	t.Helper()
+	// Each check gets a server of its own: a stream deleted and created again
+	// at once under the same name can fail to get its store back.
+	js := connect(t, garmtooltest.StartJetStream(t))
 	ctx, cancel := context.WithTimeout(t.Context(), waitBound)
 	defer cancel()
 	if cfg != nil {
 		if _, err := js.CreateStream(ctx, *cfg); err != nil {
 			t.Fatal(err)
 		}
-		defer func() {
-			if err := js.DeleteStream(ctx, cfg.Name); err != nil {
-				t.Fatal(err)
-			}
-		}()
 	}
 	return auditjs.CheckStream(ctx, js, asserted)
 }
@@ -52,7 +50,6 @@ func with(change func(*jetstream.StreamConfig)) *jetstream.StreamConfig {
 }
 
 func TestCheckStreamAcceptsAStreamThatHoldsEveryRowForTheAssertedRetention(t *testing.T) {
-	js := connect(t, garmtooltest.StartJetStream(t))
 	for _, tc := range []struct {
 		name     string
 		cfg      *jetstream.StreamConfig
@@ -68,7 +65,7 @@ func TestCheckStreamAcceptsAStreamThatHoldsEveryRowForTheAssertedRetention(t *te
 		{"per-subject limit refusing new rows", with(func(c *jetstream.StreamConfig) { c.MaxMsgsPerSubject, c.DiscardNewPerSubject = 1000, true }), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := checkWith(t, js, tc.cfg, tc.asserted); err != nil {
+			if err := checkWith(t, tc.cfg, tc.asserted); err != nil {
 				t.Errorf("CheckStream refused: %v", err)
 			}
 		})
@@ -76,39 +73,33 @@ func TestCheckStreamAcceptsAStreamThatHoldsEveryRowForTheAssertedRetention(t *te
 }
 
 func TestCheckStreamRefusesAMissingStreamAndSaysHowToCreateIt(t *testing.T) {
-	js := connect(t, garmtooltest.StartJetStream(t))
-	assertMentions(t, checkWith(t, js, nil, 0),
+	assertMentions(t, checkWith(t, nil, 0),
 		wire.AuditStream, "does not exist", "nats stream add "+wire.AuditStream, "--subjects '"+wire.AuditStreamSubjects+"'",
 		"--storage file", "--discard new", "--max-age 0s", "indefinitely")
-	assertMentions(t, checkWith(t, js, nil, month), "--max-age 720h ", "at least 720h")
+	assertMentions(t, checkWith(t, nil, month), "--max-age 720h ", "at least 720h")
 }
 
 func TestCheckStreamRefusesAMemoryStream(t *testing.T) {
-	js := connect(t, garmtooltest.StartJetStream(t))
-	err := checkWith(t, js, with(func(c *jetstream.StreamConfig) { c.Storage = jetstream.MemoryStorage }), 0)
+	err := checkWith(t, with(func(c *jetstream.StreamConfig) { c.Storage = jetstream.MemoryStorage }), 0)
 	assertMentions(t, err, wire.AuditStream, "Memory storage", "--storage file")
 }
 
 func TestCheckStreamRefusesAStreamThatDropsOldRowsWhenFull(t *testing.T) {
-	js := connect(t, garmtooltest.StartJetStream(t))
-	err := checkWith(t, js, with(func(c *jetstream.StreamConfig) { c.Discard = jetstream.DiscardOld }), 0)
+	err := checkWith(t, with(func(c *jetstream.StreamConfig) { c.Discard = jetstream.DiscardOld }), 0)
 	assertMentions(t, err, wire.AuditStream, "DiscardOld", "--discard new")
 }
 
 func TestCheckStreamRefusesAStreamThatDropsOldRowsOfASubject(t *testing.T) {
-	js := connect(t, garmtooltest.StartJetStream(t))
-	err := checkWith(t, js, with(func(c *jetstream.StreamConfig) { c.MaxMsgsPerSubject = 1000 }), 0)
+	err := checkWith(t, with(func(c *jetstream.StreamConfig) { c.MaxMsgsPerSubject = 1000 }), 0)
 	assertMentions(t, err, wire.AuditStream, "1000 messages per subject", "discard_new_per_subject")
 }
 
 func TestCheckStreamRefusesAStreamThatRemovesConsumedRows(t *testing.T) {
-	js := connect(t, garmtooltest.StartJetStream(t))
-	err := checkWith(t, js, with(func(c *jetstream.StreamConfig) { c.Retention = jetstream.InterestPolicy }), 0)
+	err := checkWith(t, with(func(c *jetstream.StreamConfig) { c.Retention = jetstream.InterestPolicy }), 0)
 	assertMentions(t, err, wire.AuditStream, "Interest retention", "limits")
 }
 
 func TestCheckStreamRefusesAStreamWhoseSubjectsMissSomeAuditSubjects(t *testing.T) {
-	js := connect(t, garmtooltest.StartJetStream(t))
 	for _, subjects := range [][]string{
 		{"other.>"},
 		{"garm.v1.audit.acme.>"},
@@ -117,32 +108,28 @@ func TestCheckStreamRefusesAStreamWhoseSubjectsMissSomeAuditSubjects(t *testing.
 		{"garm.v1.audit.*.*.>"},
 	} {
 		t.Run(strings.Join(subjects, ","), func(t *testing.T) {
-			err := checkWith(t, js, with(func(c *jetstream.StreamConfig) { c.Subjects = subjects }), 0)
+			err := checkWith(t, with(func(c *jetstream.StreamConfig) { c.Subjects = subjects }), 0)
 			assertMentions(t, err, wire.AuditStream, subjects[0], "do not cover", wire.AuditStreamSubjects)
 		})
 	}
 }
 
 func TestCheckStreamRefusesAMaxAgeShorterThanTheAssertedRetention(t *testing.T) {
-	js := connect(t, garmtooltest.StartJetStream(t))
-	err := checkWith(t, js, with(func(c *jetstream.StreamConfig) { c.MaxAge = 24 * time.Hour }), month)
+	err := checkWith(t, with(func(c *jetstream.StreamConfig) { c.MaxAge = 24 * time.Hour }), month)
 	assertMentions(t, err, wire.AuditStream, "keeps messages for 24h", "is 720h", "--max-age 720h")
 }
 
 func TestCheckStreamRefusesAnyMaxAgeWhenTheAssertedRetentionIsIndefinite(t *testing.T) {
-	js := connect(t, garmtooltest.StartJetStream(t))
-	err := checkWith(t, js, with(func(c *jetstream.StreamConfig) { c.MaxAge = 12 * month }), 0)
+	err := checkWith(t, with(func(c *jetstream.StreamConfig) { c.MaxAge = 12 * month }), 0)
 	assertMentions(t, err, wire.AuditStream, "keeps messages for 8640h", "indefinitely", "--max-age 0s")
 }
 
 func TestCheckStreamRefusesANegativeAssertion(t *testing.T) {
-	js := connect(t, garmtooltest.StartJetStream(t))
-	assertMentions(t, checkWith(t, js, with(func(*jetstream.StreamConfig) {}), -time.Hour), "--audit-stream-retention", "-1h")
+	assertMentions(t, checkWith(t, with(func(*jetstream.StreamConfig) {}), -time.Hour), "--audit-stream-retention", "-1h")
 }
 
 func TestCheckStreamRefusesAStreamThatDoesNotAcknowledge(t *testing.T) {
-	js := connect(t, garmtooltest.StartJetStream(t))
-	err := checkWith(t, js, with(func(c *jetstream.StreamConfig) { c.NoAck = true }), 0)
+	err := checkWith(t, with(func(c *jetstream.StreamConfig) { c.NoAck = true }), 0)
 	assertMentions(t, err, wire.AuditStream, "no_ack")
 }
 
@@ -160,8 +147,7 @@ func TestCheckStreamRefusesASealedStream(t *testing.T) {
 }
 
 func TestCheckStreamNamesEveryProblemAtOnce(t *testing.T) {
-	js := connect(t, garmtooltest.StartJetStream(t))
-	err := checkWith(t, js, &jetstream.StreamConfig{
+	err := checkWith(t, &jetstream.StreamConfig{
 		Name:     wire.AuditStream,
 		Subjects: []string{"garm.v1.audit.acme.>"},
 		Storage:  jetstream.MemoryStorage,

@@ -13,19 +13,17 @@ import (
 
 // checkWith creates cfg (when given), runs CheckStream and deletes the
 // stream again, so one server serves every case.
-func checkWith(t *testing.T, js jetstream.JetStream, cfg *jetstream.StreamConfig) error {
+func checkWith(t *testing.T, cfg *jetstream.StreamConfig) error {
 	t.Helper()
+	// Each check gets a server of its own: a stream deleted and created again
+	// at once under the same name can fail to get its store back.
+	js := connect(t, garmtooltest.StartJetStream(t))
 	ctx, cancel := context.WithTimeout(t.Context(), waitBound)
 	defer cancel()
 	if cfg != nil {
 		if _, err := js.CreateStream(ctx, *cfg); err != nil {
 			t.Fatal(err)
 		}
-		defer func() {
-			if err := js.DeleteStream(ctx, cfg.Name); err != nil {
-				t.Fatal(err)
-			}
-		}()
 	}
 	return notify.CheckStream(ctx, js)
 }
@@ -43,7 +41,6 @@ func assertMentions(t *testing.T, err error, words ...string) {
 }
 
 func TestCheckStreamAcceptsAStreamWhoseSubjectsCoverEveryNotifySubject(t *testing.T) {
-	js := connect(t, garmtooltest.StartJetStream(t))
 	for _, subjects := range [][]string{
 		{wire.NotifyStreamSubjects},
 		{"garm.v1.notify.*.>"},
@@ -51,7 +48,7 @@ func TestCheckStreamAcceptsAStreamWhoseSubjectsCoverEveryNotifySubject(t *testin
 		{"other.>", "garm.v1.>"},
 	} {
 		t.Run(strings.Join(subjects, ","), func(t *testing.T) {
-			err := checkWith(t, js, &jetstream.StreamConfig{Name: wire.NotifyStream, Subjects: subjects, Storage: jetstream.MemoryStorage})
+			err := checkWith(t, &jetstream.StreamConfig{Name: wire.NotifyStream, Subjects: subjects, Storage: jetstream.MemoryStorage})
 			if err != nil {
 				t.Errorf("CheckStream refused the subjects %v: %v", subjects, err)
 			}
@@ -60,12 +57,10 @@ func TestCheckStreamAcceptsAStreamWhoseSubjectsCoverEveryNotifySubject(t *testin
 }
 
 func TestCheckStreamRefusesAMissingStreamAndSaysHowToCreateIt(t *testing.T) {
-	js := connect(t, garmtooltest.StartJetStream(t))
-	assertMentions(t, checkWith(t, js, nil), wire.NotifyStream, "does not exist", "nats stream add "+wire.NotifyStream, wire.NotifyStreamSubjects)
+	assertMentions(t, checkWith(t, nil), wire.NotifyStream, "does not exist", "nats stream add "+wire.NotifyStream, wire.NotifyStreamSubjects)
 }
 
 func TestCheckStreamRefusesAStreamWhoseSubjectsMissSomeNotifySubjects(t *testing.T) {
-	js := connect(t, garmtooltest.StartJetStream(t))
 	for _, subjects := range [][]string{
 		{"other.>"},
 		{"garm.v1.notify.acme.>"},
@@ -73,15 +68,14 @@ func TestCheckStreamRefusesAStreamWhoseSubjectsMissSomeNotifySubjects(t *testing
 		{"garm.v1.notify.*.payments.>"},
 	} {
 		t.Run(strings.Join(subjects, ","), func(t *testing.T) {
-			err := checkWith(t, js, &jetstream.StreamConfig{Name: wire.NotifyStream, Subjects: subjects})
+			err := checkWith(t, &jetstream.StreamConfig{Name: wire.NotifyStream, Subjects: subjects})
 			assertMentions(t, err, wire.NotifyStream, subjects[0], "do not cover", wire.NotifyStreamSubjects)
 		})
 	}
 }
 
 func TestCheckStreamRefusesAStreamThatDoesNotAcknowledge(t *testing.T) {
-	js := connect(t, garmtooltest.StartJetStream(t))
-	err := checkWith(t, js, &jetstream.StreamConfig{Name: wire.NotifyStream, Subjects: []string{wire.NotifyStreamSubjects}, NoAck: true})
+	err := checkWith(t, &jetstream.StreamConfig{Name: wire.NotifyStream, Subjects: []string{wire.NotifyStreamSubjects}, NoAck: true})
 	assertMentions(t, err, wire.NotifyStream, "no_ack")
 }
 
@@ -101,7 +95,6 @@ func TestCheckStreamRefusesASealedStream(t *testing.T) {
 }
 
 func TestCheckStreamNamesEveryProblemAtOnce(t *testing.T) {
-	js := connect(t, garmtooltest.StartJetStream(t))
-	err := checkWith(t, js, &jetstream.StreamConfig{Name: wire.NotifyStream, Subjects: []string{"other.>"}, NoAck: true})
+	err := checkWith(t, &jetstream.StreamConfig{Name: wire.NotifyStream, Subjects: []string{"other.>"}, NoAck: true})
 	assertMentions(t, err, "do not cover", "no_ack")
 }

@@ -11,19 +11,17 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-func checkWith(t *testing.T, js jetstream.JetStream, cfg *jetstream.StreamConfig) error {
+func checkWith(t *testing.T, cfg *jetstream.StreamConfig) error {
 	t.Helper()
+	// Each check gets a server of its own: a stream deleted and created again
+	// at once under the same name can fail to get its store back.
+	_, js := connect(t, garmtooltest.StartJetStream(t))
 	ctx, cancel := context.WithTimeout(t.Context(), waitBound)
 	defer cancel()
 	if cfg != nil {
 		if _, err := js.CreateStream(ctx, *cfg); err != nil {
 			t.Fatal(err)
 		}
-		defer func() {
-			if err := js.DeleteStream(ctx, cfg.Name); err != nil {
-				t.Fatal(err)
-			}
-		}()
 	}
 	return ledgerjs.CheckStream(ctx, js)
 }
@@ -41,8 +39,6 @@ func assertMentions(t *testing.T, err error, words ...string) {
 }
 
 func TestCheckStreamAcceptsAStreamWhoseSubjectsCoverEveryLedgerSubject(t *testing.T) {
-	s := garmtooltest.StartJetStream(t)
-	_, js := connect(t, s)
 	for _, subjects := range [][]string{
 		{wire.LedgerStreamSubjects},
 		{"garm.v1.ledger.*.*"},
@@ -51,7 +47,7 @@ func TestCheckStreamAcceptsAStreamWhoseSubjectsCoverEveryLedgerSubject(t *testin
 		{"other.>", "garm.v1.>"},
 	} {
 		t.Run(strings.Join(subjects, ","), func(t *testing.T) {
-			err := checkWith(t, js, &jetstream.StreamConfig{Name: wire.LedgerStream, Subjects: subjects})
+			err := checkWith(t, &jetstream.StreamConfig{Name: wire.LedgerStream, Subjects: subjects})
 			if err != nil {
 				t.Errorf("CheckStream refused the subjects %v: %v", subjects, err)
 			}
@@ -60,15 +56,11 @@ func TestCheckStreamAcceptsAStreamWhoseSubjectsCoverEveryLedgerSubject(t *testin
 }
 
 func TestCheckStreamRefusesAMissingStreamAndSaysHowToCreateIt(t *testing.T) {
-	s := garmtooltest.StartJetStream(t)
-	_, js := connect(t, s)
-	err := checkWith(t, js, nil)
+	err := checkWith(t, nil)
 	assertMentions(t, err, wire.LedgerStream, "does not exist", wire.LedgerStreamSubjects, "nats stream add")
 }
 
 func TestCheckStreamRefusesAStreamWhoseSubjectsMissSomeLedgerSubjects(t *testing.T) {
-	s := garmtooltest.StartJetStream(t)
-	_, js := connect(t, s)
 	for _, subjects := range [][]string{
 		{"other.>"},
 		{"garm.v1.ledger.acme.>"},
@@ -77,22 +69,19 @@ func TestCheckStreamRefusesAStreamWhoseSubjectsMissSomeLedgerSubjects(t *testing
 		{"garm.v1.ledger.*.*.>"},
 	} {
 		t.Run(strings.Join(subjects, ","), func(t *testing.T) {
-			err := checkWith(t, js, &jetstream.StreamConfig{Name: wire.LedgerStream, Subjects: subjects})
+			err := checkWith(t, &jetstream.StreamConfig{Name: wire.LedgerStream, Subjects: subjects})
 			assertMentions(t, err, wire.LedgerStream, subjects[0], "do not cover", wire.LedgerStreamSubjects)
 		})
 	}
 }
 
 func TestCheckStreamRefusesAStreamThatDoesNotAcknowledge(t *testing.T) {
-	s := garmtooltest.StartJetStream(t)
-	_, js := connect(t, s)
-	err := checkWith(t, js, &jetstream.StreamConfig{Name: wire.LedgerStream, Subjects: []string{wire.LedgerStreamSubjects}, NoAck: true})
+	err := checkWith(t, &jetstream.StreamConfig{Name: wire.LedgerStream, Subjects: []string{wire.LedgerStreamSubjects}, NoAck: true})
 	assertMentions(t, err, wire.LedgerStream, "no_ack")
 }
 
 func TestCheckStreamRefusesASealedStream(t *testing.T) {
-	s := garmtooltest.StartJetStream(t)
-	_, js := connect(t, s)
+	_, js := connect(t, garmtooltest.StartJetStream(t))
 	ctx, cancel := context.WithTimeout(t.Context(), waitBound)
 	defer cancel()
 	cfg := jetstream.StreamConfig{Name: wire.LedgerStream, Subjects: []string{wire.LedgerStreamSubjects}}
