@@ -77,12 +77,31 @@ func createGovernanceStreams(t testing.TB, js jetstream.JetStream) {
 
 func createAuditStream(t testing.TB, js jetstream.JetStream) {
 	t.Helper()
+	recreate(t, func(ctx context.Context) error {
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{
+			Name: "GARM_AUDIT", Subjects: []string{"garm.v1.audit.>"}, Storage: jetstream.FileStorage, Discard: jetstream.DiscardNew,
+		})
+		return err
+	})
+}
+
+// recreate creates a stream or bucket, which a test may have deleted a
+// moment before: the server can refuse to create its store again until it
+// has finished removing the old one, so a refusal is retried, bounded.
+func recreate(t testing.TB, create func(context.Context) error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{
-		Name: "GARM_AUDIT", Subjects: []string{"garm.v1.audit.>"}, Storage: jetstream.FileStorage, Discard: jetstream.DiscardNew,
-	}); err != nil {
-		t.Fatal(err)
+	for {
+		err := create(ctx)
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(err)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 

@@ -220,9 +220,10 @@ func TestAGrantCeilingBeyondTheSpentBucketsTTLDoesNotMount(t *testing.T) {
 	if err := js.DeleteKeyValue(ctx, "GARM_GRANTS_SPENT"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "GARM_GRANTS_SPENT", TTL: 2 * time.Minute, Storage: jetstream.FileStorage}); err != nil {
-		t.Fatal(err)
-	}
+	recreate(t, func(ctx context.Context) error {
+		_, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "GARM_GRANTS_SPENT", TTL: 2 * time.Minute, Storage: jetstream.FileStorage})
+		return err
+	})
 	_, err := garmd.New(ctx, s.cfg)
 	if err == nil || !strings.Contains(err.Error(), "tool appr.v1.pay declares approval MODE_GRANT with max_grant_age_seconds 300") ||
 		!strings.Contains(err.Error(), "raise the bucket's TTL to at least 6m0s") {
@@ -238,9 +239,10 @@ func TestGarmdRefusesAnAuditStreamThatDropsOldRows(t *testing.T) {
 	if err := js.DeleteStream(ctx, "GARM_AUDIT"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "GARM_AUDIT", Subjects: []string{"garm.v1.audit.>"}, Storage: jetstream.FileStorage, Discard: jetstream.DiscardOld}); err != nil {
-		t.Fatal(err)
-	}
+	recreate(t, func(ctx context.Context) error {
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "GARM_AUDIT", Subjects: []string{"garm.v1.audit.>"}, Storage: jetstream.FileStorage, Discard: jetstream.DiscardOld})
+		return err
+	})
 	_, err := garmd.New(ctx, s.cfg)
 	if err == nil || !strings.Contains(err.Error(), "--audit-stream-retention") || !strings.Contains(err.Error(), "GARM_AUDIT") {
 		t.Fatalf("garmd started, or refused with %v", err)
