@@ -283,9 +283,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	case err = <-planeDone:
 		err = fmt.Errorf("the tool plane stopped: %w", err)
 	}
+	d.stopping.Store(true)
 	stopReloader()
 	stopQuarantine()
-	d.stopping.Store(true)
 	d.logger.Info("garmd: shutting down: no new calls; waiting for calls in flight")
 
 	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cfg.ToolTimeout+drainGrace)
