@@ -1,8 +1,12 @@
 package garmd_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,9 +18,37 @@ import (
 )
 
 // changedRecordsCatalogue is the records fixture as a service built from a
-// changed proto would carry it: package fix.v1, one field's type changed.
+// changed proto would carry it: package fix.v1, with StallRequest.ms a
+// uint64 instead of a uint32 — the one change that makes it another wire
+// shape. It is derived from the fixture itself, so the two never drift.
 var changedRecordsCatalogue = sync.OnceValues(func() ([]byte, error) {
-	c, err := builder.FromRoots(context.Background(), "testdata/quarantine/proto")
+	dir, err := os.MkdirTemp("", "garmd-changed-records-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	const src = "testdata/records/proto/fix/v1"
+	dst := filepath.Join(dir, "fix", "v1")
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return nil, err
+	}
+	for _, name := range []string{"records.proto", "profiles.proto"} {
+		data, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			return nil, err
+		}
+		if name == "records.proto" {
+			const field = "optional uint32 ms = 1;"
+			if !bytes.Contains(data, []byte(field)) {
+				return nil, fmt.Errorf("%s/%s no longer declares %q", src, name, field)
+			}
+			data = bytes.Replace(data, []byte(field), []byte("optional uint64 ms = 1;"), 1)
+		}
+		if err := os.WriteFile(filepath.Join(dst, name), data, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	c, err := builder.FromRoots(context.Background(), dir)
 	if err != nil {
 		return nil, err
 	}
