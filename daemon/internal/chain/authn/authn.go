@@ -17,6 +17,7 @@ import (
 
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/deny"
+	"github.com/garm-dev/garm/daemon/internal/jwtclaims"
 	"github.com/garm-dev/garm/daemon/internal/keyset"
 )
 
@@ -254,7 +255,7 @@ func unverifiedIssuer(compact []byte) (string, error) {
 	if err != nil {
 		return "", errors.New("the payload is not base64url")
 	}
-	o, err := asObject(raw)
+	o, err := jwtclaims.AsObject(raw)
 	if err != nil {
 		return "", errors.New("the payload is not a JSON object")
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/garm-dev/garm/daemon/internal/call"
+	"github.com/garm-dev/garm/daemon/internal/jwtclaims"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 )
 
@@ -178,7 +179,7 @@ func TestEnumSpellings(t *testing.T) {
 		{strings.Repeat("A", 100), 0, false},
 	}
 	for _, c := range clearances {
-		got, ok := parseClearance(c.in)
+		got, ok := jwtclaims.Clearance(c.in)
 		if got != c.want || ok != c.ok {
 			t.Errorf("parseClearance(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
 		}

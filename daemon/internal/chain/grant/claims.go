@@ -1,17 +1,14 @@
 package grant
 
 import (
-	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/garm-dev/garm/daemon/internal/jwtclaims"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 )
 
@@ -45,7 +42,7 @@ type grantClaim struct {
 }
 
 // object is a JSON object's members, exactly as spelled.
-type object map[string]json.RawMessage
+type object = jwtclaims.Object
 
 // parseClaims reads a verified payload. It always returns claims, holding
 // at least the task when the payload is an object that names one; the
@@ -55,7 +52,7 @@ func parseClaims(payload []byte) (*claims, error) {
 	if !utf8.Valid(payload) {
 		return c, errors.New("the payload is not valid UTF-8")
 	}
-	top, err := asObject(payload)
+	top, err := jwtclaims.AsObject(payload)
 	if err != nil {
 		return c, errors.New("the payload is not a JSON object")
 	}
@@ -63,7 +60,7 @@ func parseClaims(payload []byte) (*claims, error) {
 	if c.issuer, err = requiredString(top, "iss"); err != nil {
 		return c, err
 	}
-	if c.audience, err = audienceClaim(top); err != nil {
+	if c.audience, err = jwtclaims.Audience(top); err != nil {
 		return c, err
 	}
 	if c.jti, err = requiredString(top, "jti"); err != nil {
@@ -85,7 +82,7 @@ func parseClaims(payload []byte) (*claims, error) {
 	if !ok {
 		return c, errors.New("claim garm_grant is missing")
 	}
-	g, err := asObject(raw)
+	g, err := jwtclaims.AsObject(raw)
 	if err != nil {
 		return c, errors.New("claim garm_grant is not an object")
 	}
@@ -114,7 +111,7 @@ func parseGrant(g object) (grantClaim, error) {
 		return out, err
 	}
 	var ok bool
-	if out.clearance, ok = parseClearance(clearance); !ok {
+	if out.clearance, ok = jwtclaims.Clearance(clearance); !ok {
 		return out, errors.New("claim garm_grant.approver_clearance is not a known, specified clearance")
 	}
 	if out.compartments, err = stringList(g, "garm_grant.approver_compartments"); err != nil {
@@ -143,7 +140,7 @@ func unverifiedTask(grant string) string {
 	if err != nil {
 		return ""
 	}
-	top, err := asObject(payload)
+	top, err := jwtclaims.AsObject(payload)
 	if err != nil {
 		return ""
 	}
@@ -157,7 +154,7 @@ func task(top object) string {
 	if !ok {
 		return ""
 	}
-	g, err := asObject(raw)
+	g, err := jwtclaims.AsObject(raw)
 	if err != nil {
 		return ""
 	}
@@ -165,24 +162,11 @@ func task(top object) string {
 	if !ok {
 		return ""
 	}
-	s, err := stringValue(raw, "garm_grant.task")
+	s, err := jwtclaims.String(raw, "garm_grant.task")
 	if err != nil {
 		return ""
 	}
 	return clipUTF8(strings.ToValidUTF8(s, "\uFFFD"), MaxTaskBytes)
-}
-
-// asObject is raw's members when raw is a JSON object.
-func asObject(raw []byte) (object, error) {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil, errors.New("not an object")
-	}
-	var o object
-	if err := json.Unmarshal(raw, &o); err != nil {
-		return nil, err
-	}
-	return o, nil
 }
 
 // requiredString is the string member of o at path's last name; path names
@@ -192,15 +176,7 @@ func requiredString(o object, path string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("claim %s is missing", path)
 	}
-	return stringValue(raw, path)
-}
-
-func stringValue(raw json.RawMessage, path string) (string, error) {
-	var s string
-	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
-		return "", fmt.Errorf("claim %s is not a string", path)
-	}
-	return s, nil
+	return jwtclaims.String(raw, path)
 }
 
 // stringList is an optional array of strings; absent is empty.
@@ -209,90 +185,20 @@ func stringList(o object, path string) ([]string, error) {
 	if !ok {
 		return nil, nil
 	}
-	var items []json.RawMessage
-	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
-		return nil, fmt.Errorf("claim %s is not an array of strings", path)
-	}
-	out := make([]string, len(items))
-	for i, item := range items {
-		s, err := stringValue(item, path)
-		if err != nil {
-			return nil, fmt.Errorf("claim %s is not an array of strings", path)
-		}
-		out[i] = s
-	}
-	return out, nil
+	return jwtclaims.List(raw, path)
 }
 
-// audienceClaim is aud, a string or an array of strings; it is required.
-func audienceClaim(o object) ([]string, error) {
-	raw, ok := o["aud"]
-	if !ok {
-		return nil, errors.New("claim aud is missing")
-	}
-	if len(raw) > 0 && raw[0] == '"' {
-		s, err := stringValue(raw, "aud")
-		return []string{s}, err
-	}
-	aud, err := stringList(o, "aud")
-	if err != nil {
-		return nil, errors.New("claim aud is neither a string nor an array of strings")
-	}
-	return aud, nil
-}
-
-// maxNumericDate is the last second of year 9999: later dates are refused
-// rather than overflowed.
-const maxNumericDate = 253402300799
-
-// requiredDate is a JWT NumericDate member: seconds since the epoch, a JSON
-// number, possibly fractional, never negative.
+// requiredDate is a JWT NumericDate member (jwtclaims.NumericDate).
 func requiredDate(o object, name string) (time.Time, error) {
 	raw, ok := o[name]
 	if !ok {
 		return time.Time{}, fmt.Errorf("claim %s is missing", name)
 	}
-	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
-		return time.Time{}, fmt.Errorf("claim %s is not a number", name)
+	t, err := jwtclaims.NumericDate(raw)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("claim %s is %w", name, err)
 	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil || math.IsNaN(f) || f < 0 || f > maxNumericDate {
-		return time.Time{}, fmt.Errorf("claim %s is not a date", name)
-	}
-	sec, frac := math.Modf(f)
-	return time.Unix(int64(sec), int64(frac*1e9)).UTC(), nil
-}
-
-// parseClearance reads a clearance, bare or CLEARANCE_-prefixed, in any
-// ASCII case, as a token's is read; unspecified is not a clearance. Only
-// ASCII letters, digits and "_" are read, so that no Unicode case mapping
-// can make two spellings of one name.
-func parseClearance(s string) (toolv1.Clearance, bool) {
-	const prefix, longest = "CLEARANCE_", 32
-	if len(s) == 0 || len(s) > longest {
-		return 0, false
-	}
-	up := make([]byte, 0, len(prefix)+len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z':
-			c -= 'a' - 'A'
-		case 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_':
-		default:
-			return 0, false
-		}
-		up = append(up, c)
-	}
-	name := string(up)
-	if !strings.HasPrefix(name, prefix) {
-		name = prefix + name
-	}
-	n, ok := toolv1.Clearance_value[name]
-	if !ok || n == int32(toolv1.Clearance_CLEARANCE_UNSPECIFIED) {
-		return 0, false
-	}
-	return toolv1.Clearance(n), true
+	return t, nil
 }
 
 func lastName(path string) string {
