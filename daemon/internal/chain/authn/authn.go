@@ -26,7 +26,7 @@ const (
 	// MaxTokenBytes is the largest bearer token read; a larger one is
 	// refused before it is parsed.
 	MaxTokenBytes = 16 << 10
-	// DefaultSkew is the clock skew allowed on exp and nbf.
+	// DefaultSkew is the clock skew allowed on exp, nbf and iat.
 	DefaultSkew = 60 * time.Second
 	// DefaultCacheSize is the default bound on cached principals.
 	DefaultCacheSize = 10_000
@@ -230,6 +230,11 @@ func (a *Authenticator) verify(ctx context.Context, token string, tax Taxonomy) 
 	}
 	if !c.notBefore.IsZero() && now.Before(c.notBefore.Add(-a.skew)) {
 		return nil, refuse("issuer %q: the token is not valid before %s", clip(iss), c.notBefore.Format(time.RFC3339))
+	}
+	// A token issued in the future was minted by a clock that cannot be
+	// trusted, or made to outlive its own lifetime.
+	if c.issuedAt.After(now.Add(a.skew)) {
+		return nil, refuse("issuer %q: the token was issued in the future (%s)", clip(iss), c.issuedAt.Format(time.RFC3339))
 	}
 
 	p, dropped := fold(c, tax)

@@ -23,8 +23,10 @@ type claims struct {
 	expiry   time.Time
 	// notBefore is zero when the token has no nbf.
 	notBefore time.Time
-	tenant    string
-	jti       string
+	// issuedAt is zero when the token has no iat.
+	issuedAt time.Time
+	tenant   string
+	jti      string
 	// execSubject is the exec claim's sub, empty without one.
 	execSubject string
 	// levels is the chain: the subject first, then its actors outermost
@@ -76,6 +78,11 @@ func parseClaims(payload []byte) (*claims, error) {
 	if raw, ok := top["nbf"]; ok {
 		if c.notBefore, err = jwtclaims.NumericDate(raw); err != nil {
 			return nil, fmt.Errorf("claim nbf: %w", err)
+		}
+	}
+	if raw, ok := top["iat"]; ok {
+		if c.issuedAt, err = jwtclaims.NumericDate(raw); err != nil {
+			return nil, fmt.Errorf("claim iat: %w", err)
 		}
 	}
 	if c.tenant, err = optionalString(top, "", "tenant"); err != nil {

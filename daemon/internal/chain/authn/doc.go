@@ -2,7 +2,7 @@
 // call.Principal, or refuses with deny.Unauthenticated (SPEC 7.4, 7.5).
 //
 // It owns the bearer scheme, the issuer a token is checked against, the
-// registered claims (aud, exp, nbf, with skew), the garm claims read
+// registered claims (aud, exp, nbf and iat, with skew), the garm claims read
 // strictly, the fold of a delegation chain (the subject and its act levels)
 // into one authority, and a bounded cache of verified principals. The key
 // sets and the signature check are keyset's; the numbering of compartments
@@ -15,7 +15,7 @@
 // an iss no issuer is configured for — the unverified iss only picks the one
 // key set to try, and the verified iss must then equal it, so one issuer's
 // key can never vouch for another's subjects; an aud without the audience;
-// a token past exp or before nbf beyond the skew; a chain deeper than
+// a token past exp, before nbf or issued after now, beyond the skew; a chain deeper than
 // MaxDepth; a level without sub or garm; a clearance that is unknown or
 // unspecified; a malformed exec; and any claim it reads that has the wrong
 // JSON type, null included. A compartment the generation does not declare
