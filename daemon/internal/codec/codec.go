@@ -3,7 +3,9 @@ package codec
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"mime"
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -12,17 +14,48 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 )
 
-// IsJSON reports whether a Content-Type asks for protojson.
-func IsJSON(contentType string) bool {
-	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(contentType)), "application/json")
+// Content types spelled the common way, recognised without parsing.
+const (
+	jsonType   = "application/json"
+	binaryType = "application/proto"
+)
+
+// RequestEncoding reads a request's Content-Type: protojson for the media
+// type application/json — type and subtype exactly, in any case, with
+// parameters, a charset among them only when it is UTF-8 — and binary
+// protobuf for any other media type, or none. A value that is not one
+// media type (a list, a parameter without a value, a repeated parameter)
+// is an error: which type it names is a matter of who reads it, and garm
+// reads nothing two ways. application/jsonx is not JSON.
+func RequestEncoding(contentType string) (json bool, err error) {
+	switch contentType {
+	case jsonType:
+		return true, nil
+	case "", binaryType:
+		return false, nil
+	}
+	mediaType, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false, fmt.Errorf("Content-Type is not one media type: %w", err)
+	}
+	if !strings.Contains(mediaType, "/") {
+		return false, errors.New("Content-Type is not a type/subtype")
+	}
+	if mediaType != jsonType {
+		return false, nil
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return false, errors.New("Content-Type names JSON in a charset other than UTF-8")
+	}
+	return true, nil
 }
 
 // ContentType is the Content-Type of an answer in the request's encoding.
 func ContentType(json bool) string {
 	if json {
-		return "application/json"
+		return jsonType
 	}
-	return "application/proto"
+	return binaryType
 }
 
 // Required fields (proto2) are checked once, when the caller's request is
@@ -35,7 +68,10 @@ var (
 	jsonOut = protojson.MarshalOptions{AllowPartial: true}
 	binIn   = proto.UnmarshalOptions{DiscardUnknown: false}
 	binOut  = proto.MarshalOptions{AllowPartial: true}
-	replyIn = proto.UnmarshalOptions{DiscardUnknown: true, AllowPartial: true}
+	// Answers are deterministic: the same answer is the same bytes, so a
+	// caller or a cache comparing two answers compares their data.
+	answerOut = proto.MarshalOptions{AllowPartial: true, Deterministic: true}
+	replyIn   = proto.UnmarshalOptions{DiscardUnknown: true, AllowPartial: true}
 )
 
 // DecodeRequest decodes body into a new message of md. An empty body is the
@@ -93,7 +129,7 @@ func EncodeBinary(msg protoreflect.Message) ([]byte, error) {
 // test) comparing two answers should see the same bytes for the same data.
 func EncodeAnswer(msg protoreflect.Message, asJSON bool) ([]byte, error) {
 	if !asJSON {
-		return binOut.Marshal(msg.Interface())
+		return answerOut.Marshal(msg.Interface())
 	}
 	b, err := jsonOut.Marshal(msg.Interface())
 	if err != nil {

@@ -1,6 +1,8 @@
 package codec_test
 
 import (
+	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -9,6 +11,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -113,16 +116,56 @@ func TestARepliesUnknownFieldsAreDiscardedNotForwarded(t *testing.T) {
 }
 
 func TestTheContentTypeDecidesTheEncoding(t *testing.T) {
-	for ct, want := range map[string]bool{
-		"application/json":                true,
-		"Application/JSON; charset=utf-8": true,
-		"application/proto":               false,
-		"application/x-protobuf":          false,
-		"":                                false,
-		"text/json":                       false,
+	for _, c := range []struct {
+		contentType string
+		json, bad   bool
+	}{
+		{"application/json", true, false},
+		{"Application/JSON; charset=utf-8", true, false},
+		{`application/json ; charset="UTF-8"`, true, false},
+		{"application/json;", true, false},
+		{"application/proto", false, false},
+		{"application/x-protobuf", false, false},
+		{"", false, false},
+		{"text/json", false, false},
+		// Not JSON by a prefix: the media type is exact.
+		{"application/jsonx", false, false},
+		{"application/json-seq", false, false},
+		{"application/json+x", false, false},
+		// Not one media type: whoever reads it decides what it is.
+		{"application/json, application/proto", false, true},
+		{"application/json; charset", false, true},
+		{"application/json; charset=utf-8; charset=latin1", false, true},
+		{"application/json; charset=latin1", false, true},
+		{"application", false, true},
 	} {
-		if got := codec.IsJSON(ct); got != want {
-			t.Errorf("IsJSON(%q) = %v", ct, got)
+		json, err := codec.RequestEncoding(c.contentType)
+		if (err != nil) != c.bad || json != c.json {
+			t.Errorf("RequestEncoding(%q) = %v, %v; want json %v, refused %v", c.contentType, json, err, c.json, c.bad)
+		}
+	}
+}
+
+func TestABinaryAnswerIsTheSameBytesEveryTime(t *testing.T) {
+	msg := dynamicpb.NewMessage(md)
+	tags := msg.Mutable(md.Fields().ByName("attribution")).Message()
+	tagsFD := tags.Descriptor().Fields().ByName("tags")
+	m := tags.Mutable(tagsFD).Map()
+	for i := range 64 {
+		k := fmt.Sprintf("key-%02d", i)
+		m.Set(protoreflect.ValueOfString(k).MapKey(), protoreflect.ValueOfString("v"))
+	}
+	first, err := codec.EncodeAnswer(msg, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 32 {
+		again, err := codec.EncodeAnswer(msg, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(first, again) {
+			t.Fatal("the same answer encoded to different bytes")
 		}
 	}
 }
