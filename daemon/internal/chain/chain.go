@@ -87,10 +87,15 @@ func New(c Config) *Chain {
 	return &Chain{Config: c}
 }
 
-// Request is one HTTP request as the chain needs it.
+// Request is one HTTP request as the chain needs it. Each header field is
+// the one copy the caller sent: a surface reads every security-relevant
+// header once (toolplane.ReadHeaders) and reports any it could not read so
+// in HeaderFault.
 type Request struct {
 	HTTPMethod string
-	// Path is the URL path: the route.
+	// Path is the request target's path as sent, still escaped: the
+	// route. A target whose escaped form is not exactly a route is not
+	// one.
 	Path          string
 	Authorization string
 	// JSON is true when the body is protojson (Content-Type
@@ -104,6 +109,14 @@ type Request struct {
 	CorrelationID string
 	// Grant is the Garm-Grant header: an approval grant.
 	Grant string
+	// HeaderFault, when set, says which header could not be read once (sent
+	// twice, or malformed): the call is refused before anything else is
+	// judged, and this is the row's detail.
+	HeaderFault string
+	// Overloaded is set by a surface that shed the call because as many
+	// calls as it takes are in flight: the call is refused 503 with
+	// Retry-After, and recorded.
+	Overloaded bool
 }
 
 // Response is what the caller is answered.
@@ -123,6 +136,8 @@ type Response struct {
 	Challenge bool
 	// AllowPOST answers a method other than POST (Allow: POST).
 	AllowPOST bool
+	// RetryAfter says the refusal is momentary (Retry-After).
+	RetryAfter bool
 }
 
 // state is one call's progress, read by Run's deferred completion.
@@ -185,8 +200,17 @@ func (c *Chain) observe(st *state, err error, latency time.Duration) {
 }
 
 func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Time) (*Response, error) {
+	if req.Overloaded {
+		return nil, deny.Fail(deny.Overloaded, "overloaded", "shed: as many calls as the plane takes were in flight")
+	}
 	if req.HTTPMethod != http.MethodPost {
 		return nil, deny.Deny(deny.MethodNotAllowed, "method "+req.HTTPMethod)
+	}
+	// Before anything is judged: a header sent twice has no one reading,
+	// and a proxy in front may have read the other copy. Every route
+	// answers it the same, so it tells nothing about what is served.
+	if req.HeaderFault != "" {
+		return nil, deny.Deny(deny.MalformedHeaders, req.HeaderFault)
 	}
 	gen := c.Serving.Load() // pinned for the whole call
 	if gen == nil {
@@ -225,6 +249,13 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 			return nil, deny.Fail(deny.ToolUnavailable, "quarantined", "the tool's package is quarantined: "+reason)
 		}
 	}
+	// From here on, everything the caller sent is judged before step 5
+	// spends anything (docs/decisions/0030): the deadline and the body
+	// first.
+	deadline, err := dispatch.Deadline(start, req.TimeoutMs, c.ToolTimeout)
+	if err != nil {
+		return nil, err
+	}
 	in, err := codec.DecodeRequest(tool.Input, req.Body, req.JSON)
 	if err != nil {
 		return nil, deny.Deny(deny.InvalidArgument, err.Error())
@@ -246,17 +277,14 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 	}
 
 	// Step 4 (instance authorization, pre) is reserved (SPEC 11).
-	// Step 5: the approval grant, spent last.
-	grantJTI, err := c.approve(ctx, req, p, tool, in, st)
+	// Step 5: the approval grant, verified now and spent last.
+	approval, err := c.approve(ctx, req, p, tool, in, st)
 	if err != nil {
 		return nil, err
 	}
 
-	// Step 6: dispatch, after the audit write-ahead.
-	deadline, err := dispatch.Deadline(start, req.TimeoutMs, c.ToolTimeout)
-	if err != nil {
-		return nil, err
-	}
+	// Step 6: dispatch. Every local failure that can stop the call comes
+	// before the spend: the bus, then the audit write-ahead.
 	hop := &dispatch.Hop{
 		CallID:         st.row.EventId,
 		CorrelationID:  correlationID(req.CorrelationID, st.row.EventId),
@@ -264,10 +292,17 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 		Traceparent:    traceparent(req.Traceparent),
 		Tracestate:     tracestate(req.Tracestate),
 		IdempotencyKey: idempotencyKey,
-		GrantJTI:       grantJTI,
+		GrantJTI:       approval.JTI,
 	}
 	st.row.CorrelationId = hop.CorrelationID
+	if err := c.Dispatch.Ready(tool); err != nil {
+		return nil, err
+	}
 	if err := c.writeAhead(ctx, tool, st.row); err != nil {
+		return nil, err
+	}
+	// The spend is the last act before the request goes to the tool.
+	if err := c.spend(ctx, tool, approval); err != nil {
 		return nil, err
 	}
 	st.dispatched = true
@@ -333,5 +368,13 @@ func refusal(err error) *Response {
 		ContentType: "application/json",
 		Challenge:   status == http.StatusUnauthorized,
 		AllowPOST:   status == http.StatusMethodNotAllowed,
+		RetryAfter:  momentary(err),
 	}
+}
+
+// momentary reports whether err refuses a call only for now: the plane was
+// full, or shutting down.
+func momentary(err error) bool {
+	f := (*deny.Failed)(nil)
+	return errors.As(err, &f) && (f.Code == deny.Overloaded || f.Code == deny.ShuttingDown)
 }

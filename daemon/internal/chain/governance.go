@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/garm-dev/garm/daemon/internal/call"
+	"github.com/garm-dev/garm/daemon/internal/chain/grant"
 	"github.com/garm-dev/garm/daemon/internal/deny"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
@@ -29,15 +30,15 @@ func audited(t *call.Tool) bool {
 	return t.Policy.GetAudit().GetLevel() == toolv1.ToolPolicy_Audit_LEVEL_AUDIT
 }
 
-// approve is step 5 for a MODE_GRANT tool: the grant's id for the
-// invocation, or the refusal. The grant's task, whatever the verdict, is
-// the row's task_id tag.
-func (c *Chain) approve(ctx context.Context, req *Request, p *call.Principal, t *call.Tool, in protoreflect.Message, st *state) (string, error) {
+// approve is step 5's verification for a MODE_GRANT tool: the verified,
+// unspent grant (zero for a tool that needs none), or the refusal. The
+// grant's task, whatever the verdict, is the row's task_id tag.
+func (c *Chain) approve(ctx context.Context, req *Request, p *call.Principal, t *call.Tool, in protoreflect.Message, st *state) (grant.Result, error) {
 	if !needsGrant(t) {
-		return "", nil
+		return grant.Result{}, nil
 	}
 	if c.Grants == nil {
-		return "", deny.Fail(deny.Internal, "grant", "tool "+t.FQN+" declares MODE_GRANT and approval grants are off")
+		return grant.Result{}, deny.Fail(deny.Internal, "grant", "tool "+t.FQN+" declares MODE_GRANT and approval grants are off")
 	}
 	res, err := c.Grants.Check(ctx, req.Grant, p, t, in)
 	if res.TaskID != "" {
@@ -46,7 +47,19 @@ func (c *Chain) approve(ctx context.Context, req *Request, p *call.Principal, t 
 		}
 		st.row.Tags["task_id"] = res.TaskID
 	}
-	return res.JTI, err
+	return res, err
+}
+
+// spend is step 5's last act, the last before dispatch: the verified grant
+// of a MODE_GRANT tool is spent, once across every replica.
+func (c *Chain) spend(ctx context.Context, t *call.Tool, approval grant.Result) error {
+	if !needsGrant(t) {
+		return nil
+	}
+	if c.Grants == nil {
+		return deny.Fail(deny.Internal, "grant", "tool "+t.FQN+" declares MODE_GRANT and approval grants are off")
+	}
+	return c.Grants.Spend(ctx, approval)
 }
 
 // writeAhead writes the intent row of a LEVEL_AUDIT tool's call before it

@@ -28,6 +28,10 @@ const (
 	ToolUnavailable
 	DeadlineExceeded
 	ToolRefused
+	MalformedHeaders
+	Overloaded
+	ShuttingDown
+	BodyTimeout
 	codeCount
 )
 
@@ -51,6 +55,10 @@ var table = [codeCount]entry{
 	ToolUnavailable:  {"unavailable", http.StatusServiceUnavailable, "The tool is not available right now."},
 	DeadlineExceeded: {"deadline_exceeded", http.StatusGatewayTimeout, "The tool did not answer in time."},
 	ToolRefused:      {"tool_refused", 0, ""},
+	MalformedHeaders: {"invalid_argument", http.StatusBadRequest, "A header garm reads was sent more than once or is malformed."},
+	Overloaded:       {"unavailable", http.StatusServiceUnavailable, "garm has as many calls in flight as it takes; retry shortly."},
+	ShuttingDown:     {"unavailable", http.StatusServiceUnavailable, "garm is shutting down; retry shortly."},
+	BodyTimeout:      {"invalid_argument", http.StatusRequestTimeout, "The request body did not arrive in time."},
 }
 
 // toolRefusals is the static sentence for each of the tool's own refusal

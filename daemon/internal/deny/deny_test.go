@@ -30,6 +30,10 @@ func TestEachCodeAnswersWithTheStatusAndSpellingOfTheSpecsTable(t *testing.T) {
 		{deny.Fail(deny.ToolUnavailable, "no_responders", ""), http.StatusServiceUnavailable, "unavailable"},
 		{deny.Fail(deny.DeadlineExceeded, "timeout", ""), http.StatusGatewayTimeout, "deadline_exceeded"},
 		{deny.Fail(deny.Internal, "panic", ""), http.StatusInternalServerError, "internal"},
+		{deny.Deny(deny.MalformedHeaders, "Authorization twice"), http.StatusBadRequest, "invalid_argument"},
+		{deny.Fail(deny.Overloaded, "overloaded", ""), http.StatusServiceUnavailable, "unavailable"},
+		{deny.Fail(deny.ShuttingDown, "shutting_down", ""), http.StatusServiceUnavailable, "unavailable"},
+		{deny.Deny(deny.BodyTimeout, ""), http.StatusRequestTimeout, "invalid_argument"},
 		{errors.New("anything else"), http.StatusInternalServerError, "internal"},
 	}
 	for _, c := range cases {

@@ -87,6 +87,27 @@ type Dispatcher struct {
 // New is a Dispatcher over t.
 func New(t transport.Requester) *Dispatcher { return &Dispatcher{transport: t} }
 
+// busState is what a transport may know about its bus before a call is
+// sent (natsbus.Requester does).
+type busState interface {
+	Connected() error
+}
+
+// Ready is nil when a call to t could be sent now, or the 503 refusal a
+// call would meet because the transport knows its bus is away. The chain
+// asks before it spends anything a call cannot get back (SPEC 7.4 step 5);
+// a transport that cannot tell is taken at its word at Call.
+func (d *Dispatcher) Ready(t *call.Tool) error {
+	bs, ok := d.transport.(busState)
+	if !ok {
+		return nil
+	}
+	if err := bs.Connected(); err != nil {
+		return deny.Fail(deny.ToolUnavailable, "bus_unavailable", "the bus is not connected, so "+t.Subject+" cannot be called: "+err.Error())
+	}
+	return nil
+}
+
 // Call sends req to t with the invocation inv and waits for the answer
 // until inv's deadline (or ctx, whichever ends first). It returns the
 // answer decoded as the tool's output, or a refusal.

@@ -90,13 +90,13 @@ func TestASpenderThatCannotWriteRefusesTheGrantWithoutBurningIt(t *testing.T) {
 	f := newFixture(t)
 	g := f.sign(t, f.claims())
 	f.spent.Fail(errors.New("nats: timeout"))
-	res, err := f.check(t, g)
+	_, err := f.check(t, g)
 	d := wantDenied(t, err, deny.PermissionDenied)
 	if !strings.Contains(d.Detail, "could not be written") {
 		t.Errorf("detail %q does not say the bucket could not be written", d.Detail)
 	}
-	if res.JTI != "" {
-		t.Errorf("an unspent grant reports jti %q", res.JTI)
+	if spent := f.spent.Spends(); len(spent) != 0 {
+		t.Errorf("a spend that failed recorded %q", spent)
 	}
 	f.spent.Fail(nil)
 	if res := f.accept(t, g); res.JTI != "grant-1" {
@@ -246,6 +246,34 @@ func TestAToolThatNeedsNoGrantIsNotStepFivesToJudge(t *testing.T) {
 	}
 	if len(f.spent.Spends()) != 0 {
 		t.Error("a grant was spent for a tool that needs none")
+	}
+}
+
+func TestCheckSpendsNothingAndSpendSpendsOnce(t *testing.T) {
+	f := newFixture(t)
+	g := f.sign(t, f.claims())
+	ctx := t.Context()
+	res, err := f.v.Check(ctx, g, f.who, f.pay, f.payment)
+	if err != nil || res.JTI != "grant-1" {
+		t.Fatalf("check: %+v %v", res, err)
+	}
+	// Checked as often as a caller likes, the grant stays unspent.
+	if _, err := f.v.Check(ctx, g, f.who, f.pay, f.payment); err != nil {
+		t.Fatalf("a second check: %v", err)
+	}
+	if spent := f.spent.Spends(); len(spent) != 0 {
+		t.Fatalf("Check spent %q", spent)
+	}
+	if err := f.v.Spend(ctx, res); err != nil {
+		t.Fatalf("spend: %v", err)
+	}
+	d := wantDenied(t, f.v.Spend(ctx, res), deny.PermissionDenied)
+	if !strings.Contains(d.Detail, "already spent") {
+		t.Errorf("the second spend's detail %q", d.Detail)
+	}
+	// A result that did not verify cannot be spent.
+	if err := f.v.Spend(ctx, grant.Result{TaskID: "T"}); err == nil {
+		t.Error("an unverified result was spent")
 	}
 }
 

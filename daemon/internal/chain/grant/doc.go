@@ -9,9 +9,12 @@
 // this tool, this caller's subject, an approver whose clearance and
 // compartments the tool asks of approvers, and, when the tool declares
 // material_fields, the digest of exactly the values the approver saw
-// (wire.RequestMaterialDigest, recomputed from the request). Only then is
-// the grant spent, through the replay port: spent last, so that a grant a
-// cheaper check refuses is not burnt, and once, across every replica.
+// (wire.RequestMaterialDigest, recomputed from the request). Check decides
+// all of that and spends nothing; Spend spends a grant that passed, through
+// the replay port, once across every replica. The chain calls Spend as its
+// last act before dispatch, so that nothing refused afterwards — a header,
+// the deadline, the audit write-ahead, the bus — can burn a human's
+// single-use approval.
 //
 // What it refuses: an absent grant with deny.GrantRequired, whose wire
 // body tells the caller what a grant for this tool must bind; and with one

@@ -133,23 +133,25 @@ func Horizon(tools []*call.Tool, skew time.Duration) time.Duration {
 
 // Result is what the chain records whatever the verdict.
 type Result struct {
-	// JTI is the grant's id, set only when the grant verified and was
-	// spent by this call.
+	// JTI is the grant's id, set only when the grant verified for this
+	// call; Spend spends it.
 	JTI string
 	// TaskID is the grant's garm_grant.task, clipped to MaxTaskBytes,
 	// whenever the payload can be read — from the unverified payload when
 	// the grant did not verify — so that a refused attempt is attributed
 	// to its task too. It is never a reason to trust anything.
 	TaskID string
+	// key is the grant's key in the spent-grant bucket.
+	key string
 }
 
-// Check is step 5 for t, a tool declaring MODE_GRANT: grant is the
-// Garm-Grant header ("" when absent), p the caller, req the decoded
+// Check is step 5's verification for t, a tool declaring MODE_GRANT: grant
+// is the Garm-Grant header ("" when absent), p the caller, req the decoded
 // request. It refuses an absent grant with deny.GrantRequired, saying what
 // a grant must bind, and anything else wrong with deny.PermissionDenied,
-// detailed for the ledger. The grant is spent last, only once every other
-// check passed: a grant refused for another reason can still be used for
-// the call it was made for.
+// detailed for the ledger. It spends nothing: a grant that verified is
+// spent by Spend, which the chain calls as its last act before dispatch,
+// once everything else about the call has been decided.
 func (v *Verifier) Check(ctx context.Context, grant string, p *call.Principal, t *call.Tool, req protoreflect.Message) (Result, error) {
 	if p == nil || t == nil {
 		return Result{}, deny.Fail(deny.Internal, "internal", "grant: step 5 was given no caller or no tool")
@@ -179,14 +181,25 @@ func (v *Verifier) Check(ctx context.Context, grant string, p *call.Principal, t
 	if err := v.checkClaims(c, p, t, approval, req); err != nil {
 		return res, err
 	}
-	switch err := v.spender.Spend(ctx, replay.Key(v.issuer, c.jti)); {
-	case errors.Is(err, replay.ErrSpent):
-		return res, refuseJTI(c.jti, "was already spent")
-	case err != nil:
-		return res, refuseJTI(c.jti, "could not be spent: the spent-grant bucket could not be written (%v)", err)
-	}
-	res.JTI = c.jti
+	res.JTI, res.key = c.jti, replay.Key(v.issuer, c.jti)
 	return res, nil
+}
+
+// Spend spends the grant res verified, once across every replica. It
+// refuses with deny.PermissionDenied a grant spent before and one whose
+// spending cannot be recorded (fail closed), and a res that did not
+// verify.
+func (v *Verifier) Spend(ctx context.Context, res Result) error {
+	if res.JTI == "" || res.key == "" {
+		return deny.Fail(deny.Internal, "internal", "grant: asked to spend a grant that did not verify")
+	}
+	switch err := v.spender.Spend(ctx, res.key); {
+	case errors.Is(err, replay.ErrSpent):
+		return refuseJTI(res.JTI, "was already spent")
+	case err != nil:
+		return refuseJTI(res.JTI, "could not be spent: the spent-grant bucket could not be written (%v)", err)
+	}
+	return nil
 }
 
 // checkClaims is every check of SPEC 7.9 but the spend, cheapest first.
