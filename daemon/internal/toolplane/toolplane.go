@@ -7,36 +7,92 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/garm-dev/garm/daemon/internal/chain"
-	"github.com/garm-dev/garm/daemon/internal/codec"
 	"github.com/garm-dev/garm/daemon/internal/deny"
 )
 
 // MaxBody is the largest request body garmd reads (SPEC 7.3).
 const MaxBody = 16 << 20
 
-// Headers garmd reads and writes.
+// Defaults of Limits' zero values.
 const (
-	EventIDHeader       = "Garm-Event-Id"
-	DigestHeader        = "Garm-Catalogue-Digest"
-	TimeoutHeader       = "Garm-Timeout-Ms"
-	CorrelationIDHeader = "Garm-Correlation-Id"
-	GrantHeader         = "Garm-Grant"
+	DefaultBodyTimeout = 30 * time.Second
+	DefaultMaxInFlight = 1024
 )
 
-// Handler serves the tool plane through ch.
-func Handler(ch *chain.Chain) http.Handler {
-	return &handler{chain: ch}
+// Limits bound what callers can hold of the plane.
+type Limits struct {
+	// BodyTimeout bounds reading one request's body, from the moment the
+	// handler starts reading it. 0 means DefaultBodyTimeout.
+	BodyTimeout time.Duration
+	// MaxInFlight bounds the calls being read or run at once; a call over
+	// it is shed: 503 with Retry-After, and a row. 0 means
+	// DefaultMaxInFlight.
+	MaxInFlight int
 }
 
-type handler struct {
-	chain *chain.Chain
+// Plane serves the tool plane through a chain.
+type Plane struct {
+	chain       *chain.Chain
+	bodyTimeout time.Duration
+	// slots holds one token per call in flight.
+	slots chan struct{}
+
+	mu sync.Mutex
+	// reading holds the calls whose body is still being read; stopped is
+	// set once StopReading cut them.
+	reading map[*http.ResponseController]struct{}
+	stopped bool
+}
+
+// New is a Plane serving ch within l.
+func New(ch *chain.Chain, l Limits) *Plane {
+	if l.BodyTimeout <= 0 {
+		l.BodyTimeout = DefaultBodyTimeout
+	}
+	if l.MaxInFlight <= 0 {
+		l.MaxInFlight = DefaultMaxInFlight
+	}
+	return &Plane{
+		chain:       ch,
+		bodyTimeout: l.BodyTimeout,
+		slots:       make(chan struct{}, l.MaxInFlight),
+		reading:     make(map[*http.ResponseController]struct{}),
+	}
+}
+
+// InFlight is how many calls are being read or run.
+func (p *Plane) InFlight() int { return len(p.slots) }
+
+// StopReading cuts every body still being read, and any that starts after:
+// shutdown waits for calls in flight, never for a caller still sending.
+// Such a caller is answered 503 (shutting down) if it is still there.
+func (p *Plane) StopReading() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = true
+	for rc := range p.reading {
+		_ = rc.SetReadDeadline(time.Now())
+	}
 }
 
 var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req := &chain.Request{HTTPMethod: r.Method, Path: r.URL.EscapedPath()}
+	select {
+	case p.slots <- struct{}{}:
+	default:
+		// Shed before the body is read: a full plane holds no more
+		// bodies.
+		req.Overloaded = true
+		writeResponse(w, p.chain.Run(context.WithoutCancel(r.Context()), req))
+		return
+	}
+	defer func() { <-p.slots }()
+
 	bufp := bodyBuffers.Get().(*[]byte)
 	defer func() {
 		if cap(*bufp) <= 1<<20 {
@@ -44,32 +100,82 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			bodyBuffers.Put(bufp)
 		}
 	}()
-	body, err := readBody(r, (*bufp)[:0])
+	body, err := p.readBodyWithin(w, r, (*bufp)[:0])
 	if err != nil {
-		if errors.Is(err, errTooLarge) {
-			status, b := deny.Wire(deny.Deny(deny.BodyTooLarge, ""))
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(status)
-			_, _ = w.Write(b)
-			return
-		}
-		// A body that could not be read is the caller's: its connection
-		// failed mid-body. Nobody is left to answer.
+		p.refuseBody(w, err)
 		return
 	}
 	*bufp = body
-	resp := h.chain.Run(context.WithoutCancel(r.Context()), &chain.Request{
-		HTTPMethod:    r.Method,
-		Path:          r.URL.Path,
-		Authorization: r.Header.Get("Authorization"),
-		JSON:          codec.IsJSON(r.Header.Get("Content-Type")),
-		Body:          body,
-		TimeoutMs:     r.Header.Get(TimeoutHeader),
-		Traceparent:   r.Header.Get("Traceparent"),
-		Tracestate:    r.Header.Get("Tracestate"),
-		CorrelationID: r.Header.Get(CorrelationIDHeader),
-		Grant:         r.Header.Get(GrantHeader),
-	})
+	req.Body = body
+	ReadHeaders(r.Header, req)
+	writeResponse(w, p.chain.Run(context.WithoutCancel(r.Context()), req))
+}
+
+// errCut is a body StopReading cut.
+var errCut = errors.New("the body was cut at shutdown")
+
+// readBodyWithin reads the body within the body timeout, as a call
+// StopReading can cut.
+func (p *Plane) readBodyWithin(w http.ResponseWriter, r *http.Request, buf []byte) ([]byte, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return buf, nil
+	}
+	rc := http.NewResponseController(w)
+	p.mu.Lock()
+	stopped := p.stopped
+	if !stopped {
+		p.reading[rc] = struct{}{}
+	}
+	p.mu.Unlock()
+	if stopped {
+		return nil, errCut
+	}
+	_ = rc.SetReadDeadline(time.Now().Add(p.bodyTimeout))
+	body, err := readBody(r, buf)
+
+	p.mu.Lock()
+	delete(p.reading, rc)
+	stopped = p.stopped
+	p.mu.Unlock()
+	// The connection's own timeouts govern it again once the body is in.
+	_ = rc.SetReadDeadline(time.Time{})
+	if err != nil && stopped {
+		return nil, errCut
+	}
+	return body, err
+}
+
+// refuseBody answers a body that was not read whole: no ledger row, since
+// the ledger records calls that passed the size check, and none of these
+// did. A caller whose connection failed mid-body is gone: nobody is left
+// to answer.
+func (p *Plane) refuseBody(w http.ResponseWriter, err error) {
+	var refusal error
+	switch {
+	case errors.Is(err, errTooLarge):
+		refusal = deny.Deny(deny.BodyTooLarge, "")
+	case errors.Is(err, errCut):
+		refusal = deny.Fail(deny.ShuttingDown, "shutting_down", "")
+		w.Header()["Retry-After"] = []string{"1"}
+	case isTimeout(err):
+		refusal = deny.Deny(deny.BodyTimeout, "")
+	default:
+		return
+	}
+	status, b := deny.Wire(refusal)
+	hdr := w.Header()
+	hdr["Content-Type"] = []string{"application/json"}
+	hdr["Connection"] = []string{"close"}
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+func writeResponse(w http.ResponseWriter, resp *chain.Response) {
 	hdr := w.Header()
 	hdr["Content-Type"] = []string{resp.ContentType}
 	if resp.EventID != "" {
@@ -83,6 +189,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if resp.AllowPOST {
 		hdr["Allow"] = []string{http.MethodPost}
+	}
+	if resp.RetryAfter {
+		hdr["Retry-After"] = []string{"1"}
 	}
 	hdr["Content-Length"] = []string{strconv.Itoa(len(resp.Body))}
 	w.WriteHeader(resp.Status)
