@@ -67,6 +67,23 @@ type Config struct {
 	// (--max-tools).
 	MaxTools int
 
+	// The tool plane's bounds on slow and abusive callers (decision 0031).
+	// HeaderTimeout bounds reading a request's headers (--header-timeout).
+	HeaderTimeout time.Duration
+	// BodyTimeout bounds reading a request's body (--body-timeout). A whole
+	// request — headers read, body read, the call, the answer written — is
+	// bounded by BodyTimeout + ToolTimeout + a grace for the answer.
+	BodyTimeout time.Duration
+	// IdleTimeout closes a kept-alive connection that sends nothing for
+	// this long (--idle-timeout).
+	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds a request's header block (--max-header-bytes).
+	MaxHeaderBytes int
+	// MaxInFlight bounds the calls being read or run at once; over it a
+	// call is answered 503 with Retry-After, and recorded
+	// (--max-in-flight).
+	MaxInFlight int
+
 	// Logger receives the startup report, warnings and, without
 	// LedgerStream, the ledger. nil logs text to standard error.
 	Logger *slog.Logger
@@ -84,6 +101,12 @@ func DefaultConfig() Config {
 		AdminListen:   "127.0.0.1:7441",
 		Audience:      "garm",
 		ToolTimeout:   30 * time.Second,
+
+		HeaderTimeout:  10 * time.Second,
+		BodyTimeout:    30 * time.Second,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		MaxInFlight:    1024,
 	}
 }
 
@@ -142,10 +165,37 @@ func (c Config) Validate() error {
 	if c.MaxTools < 0 {
 		add("--max-tools %d is negative (0 means no limit)", c.MaxTools)
 	}
+	problems = append(problems, c.planeProblems()...)
 	if len(problems) == 0 {
 		return nil
 	}
 	return &ConfigError{Problems: problems}
+}
+
+// Bounds of the plane's bounds: a header block must hold a token and a
+// grant (16 KiB each, SPEC 7.5, 7.9) with room to spare.
+const (
+	minHeaderBytes = 40 << 10
+	maxHeaderBytes = 1 << 20
+)
+
+func (c Config) planeProblems() []string {
+	var problems []string
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"--header-timeout", c.HeaderTimeout}, {"--body-timeout", c.BodyTimeout}, {"--idle-timeout", c.IdleTimeout}} {
+		if d.v <= 0 {
+			problems = append(problems, fmt.Sprintf("%s %s is not positive: an unbounded wait lets a slow client hold the plane", d.flag, d.v))
+		}
+	}
+	if c.MaxHeaderBytes < minHeaderBytes || c.MaxHeaderBytes > maxHeaderBytes {
+		problems = append(problems, fmt.Sprintf("--max-header-bytes %d is outside [%d, %d]: headers carry a token and a grant of up to 16 KiB each", c.MaxHeaderBytes, minHeaderBytes, maxHeaderBytes))
+	}
+	if c.MaxInFlight <= 0 {
+		problems = append(problems, fmt.Sprintf("--max-in-flight %d is not positive", c.MaxInFlight))
+	}
+	return problems
 }
 
 // Grants reports whether step 5 is on.

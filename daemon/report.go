@@ -26,11 +26,13 @@ type Report struct {
 	Listen    string
 	Admin     string
 	Bus       string
-	Issuers   []issuerReport
-	Ledger    string
-	Refresh   string
-	Steps     []string
-	Refuses   []string
+	// Bounds are the tool plane's bounds on slow and abusive callers.
+	Bounds  boundsReport
+	Issuers []issuerReport
+	Ledger  string
+	Refresh string
+	Steps   []string
+	Refuses []string
 }
 
 type catalogueReport struct {
@@ -42,6 +44,11 @@ type catalogueReport struct {
 }
 
 type toolReport struct{ FQN, Verb string }
+
+type boundsReport struct {
+	HeaderTimeout, BodyTimeout, RequestTimeout, IdleTimeout time.Duration
+	MaxHeaderBytes, MaxInFlight                             int
+}
 
 type issuerReport struct{ Issuer, JWKS string }
 
@@ -109,8 +116,16 @@ func newReport(d *Daemon, gen *catalogue.Generation, heap uint64) *Report {
 		Listen:    "http://" + d.plane.Addr().String(),
 		Admin:     "http://" + d.adminL.Addr().String(),
 		Bus:       d.cfg.NATS,
-		Ledger:    "log lines (garm.ledger) on garmd's log",
-		Refresh:   refreshes(d.cfg),
+		Bounds: boundsReport{
+			HeaderTimeout:  d.cfg.HeaderTimeout,
+			BodyTimeout:    d.cfg.BodyTimeout,
+			RequestTimeout: d.planeSrv.WriteTimeout,
+			IdleTimeout:    d.cfg.IdleTimeout,
+			MaxHeaderBytes: d.cfg.MaxHeaderBytes,
+			MaxInFlight:    d.cfg.MaxInFlight,
+		},
+		Ledger:  "log lines (garm.ledger) on garmd's log",
+		Refresh: refreshes(d.cfg),
 	}
 	r.Steps, r.Refuses = stepsReport(d.opt.steps, d.cfg.GrantIssuer)
 	r.Steps = append(r.Steps, d.quarantineReport())
@@ -134,6 +149,10 @@ func (r *Report) log(l *slog.Logger) {
 		l.Info("garmd: tool", "fqn", t.FQN, "verb", t.Verb)
 	}
 	l.Info("garmd: listening", "tool_plane", r.Listen, "admin", r.Admin, "bus", r.Bus)
+	b := r.Bounds
+	l.Info("garmd: bounds", "header_timeout", b.HeaderTimeout.String(), "body_timeout", b.BodyTimeout.String(),
+		"request_timeout", b.RequestTimeout.String(), "idle_timeout", b.IdleTimeout.String(),
+		"max_header_bytes", b.MaxHeaderBytes, "max_in_flight", b.MaxInFlight)
 	for _, iss := range r.Issuers {
 		l.Info("garmd: trusted issuer", "issuer", iss.Issuer, "jwks", iss.JWKS)
 	}

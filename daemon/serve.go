@@ -37,6 +37,7 @@ const (
 	// drainGrace is added to the tool timeout when waiting for in-flight
 	// calls at shutdown: every call is bounded by its deadline, so they all
 	// end within the tool timeout; the grace covers writing the answers.
+	// It is also the time a whole request has to write its answer.
 	drainGrace = 5 * time.Second
 	// flushTimeout bounds the ledger's flush at shutdown.
 	flushTimeout = 10 * time.Second
@@ -63,6 +64,7 @@ type Daemon struct {
 	plane     net.Listener
 	adminL    net.Listener
 	planeSrv  *http.Server
+	toolPlane *toolplane.Plane
 	adminH    http.Handler
 	stopping  atomic.Bool
 	// reload keeps an s3:// catalogue current; nil for a file, or when
@@ -149,7 +151,7 @@ func (d *Daemon) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sources := metrics.Sources{Ledger: d.recorder.Counts(), TokenCache: authenticator.CacheCounts}
+	sources := metrics.Sources{Ledger: d.recorder.Counts(), TokenCache: authenticator.CacheCounts, InFlight: d.inFlight}
 	if n := d.opt.notifier; n != nil {
 		sources.Notifications = func() (published, failed, dropped uint64) {
 			c := n.Counts()
@@ -183,12 +185,17 @@ func (d *Daemon) open(ctx context.Context) error {
 		cc.Notify = d.opt.notifier
 	}
 	ch := chain.New(cc)
+	d.toolPlane = toolplane.New(ch, toolplane.Limits{BodyTimeout: cfg.BodyTimeout, MaxInFlight: cfg.MaxInFlight})
 	d.planeSrv = &http.Server{
-		Handler:           toolplane.Handler(ch),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		Handler:           d.toolPlane,
+		ReadHeaderTimeout: cfg.HeaderTimeout,
+		// A whole request: its body, its call (bounded by its deadline) and
+		// its answer. A caller that will not read the answer loses its
+		// connection here, not a goroutine forever.
+		WriteTimeout:   cfg.BodyTimeout + cfg.ToolTimeout + drainGrace,
+		IdleTimeout:    cfg.IdleTimeout,
+		MaxHeaderBytes: cfg.MaxHeaderBytes,
+		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	d.adminH = admin.Handler(admin.Config{Ready: d.ready, Metrics: d.metrics.Handler(), Logger: logger})
 
@@ -243,6 +250,14 @@ func (d *Daemon) openLedger(ctx context.Context) error {
 	return nil
 }
 
+// inFlight is how many calls the tool plane is reading or running.
+func (d *Daemon) inFlight() int {
+	if d.toolPlane == nil {
+		return 0
+	}
+	return d.toolPlane.InFlight()
+}
+
 // Addr is the tool plane's bound address.
 func (d *Daemon) Addr() net.Addr { return d.plane.Addr() }
 
@@ -289,6 +304,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.logger.Info("garmd: shutting down: no new calls; waiting for calls in flight")
 
 	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cfg.ToolTimeout+drainGrace)
+	// Callers still sending a body are cut, not waited for: their calls
+	// have not started, and one that never finishes would hold the drain.
+	d.toolPlane.StopReading()
 	if shutdownErr := d.planeSrv.Shutdown(drainCtx); shutdownErr != nil {
 		d.logger.Error("garmd: calls were still in flight when the drain ended", "err", shutdownErr)
 	}

@@ -21,6 +21,7 @@ const (
 	NotificationsName = "garm_notifications_total"
 	CatalogueInfoName = "garm_catalogue_info"
 	BuildInfoName     = "garm_build_info"
+	InFlightName      = "garm_calls_in_flight"
 )
 
 // latencyBuckets spans garmd's own overhead on a refused call (tens of
@@ -44,6 +45,8 @@ type Sources struct {
 	// Notifications reports step 10's rows published, failed and dropped
 	// so far; nil when notify is off.
 	Notifications func() (published, failed, dropped uint64)
+	// InFlight reports the calls the tool plane is reading or running now.
+	InFlight func() int
 }
 
 // Metrics is garmd's registry and the series on it. It is safe for
@@ -93,6 +96,7 @@ func New(version string, s Sources) *Metrics {
 	)
 	m.registry.MustRegister(ledgerRows(s.Ledger)...)
 	m.registry.MustRegister(tokenCache(s.TokenCache)...)
+	m.registry.MustRegister(inFlight(s.InFlight))
 	if s.Notifications != nil {
 		m.registry.MustRegister(notifications(s.Notifications)...)
 	}
@@ -168,4 +172,16 @@ func notifications(counts func() (published, failed, dropped uint64)) []promethe
 		}, read(i)))
 	}
 	return out
+}
+
+func inFlight(f func() int) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: InFlightName,
+		Help: "Calls the tool plane is reading or running now; over --max-in-flight, calls are shed with 503.",
+	}, func() float64 {
+		if f == nil {
+			return 0
+		}
+		return float64(f())
+	})
 }
