@@ -6,14 +6,24 @@ SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := help
 
+# The Go every target builds and tests with: the go command fetches this
+# toolchain through the module proxy the first time (decision 0033).
+export GOTOOLCHAIN := go1.27.3
+
 BIN := $(CURDIR)/.tmp/bin
 BUF_VERSION := v1.75.0
 PROTOC_GEN_GO_VERSION := v1.36.12
 VERSITYGW_VERSION := v1.8.0
+GOVULNCHECK_VERSION := v1.9.0
+# The vulnerability database govulncheck reads, built offline from the Go
+# vulnerability database's own module at this pinned revision.
+VULNDB_VERSION := v0.0.0-20261105234957-e22db6528018
+VULNDB := $(CURDIR)/.tmp/vulndb/$(VULNDB_VERSION)
 BUF := $(BIN)/buf
 PROTOC_GEN_GO := $(BIN)/protoc-gen-go
 PROTOC_GEN_GARM := $(BIN)/protoc-gen-garm
 VERSITYGW := $(BIN)/versitygw
+GOVULNCHECK := $(BIN)/govulncheck
 
 # Each buf module and where its generated code goes.
 GEN_MODULES := annotations:gen examples/calculator/proto:examples/calculator/gen examples/bank/proto:examples/bank/gen
@@ -23,7 +33,7 @@ help: ## List the targets.
 	@grep -hE '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 .PHONY: tools
-tools: ## Install pinned buf, protoc-gen-go and versitygw (the tests' S3 server) into .tmp/bin (once per machine).
+tools: ## Install pinned buf, protoc-gen-go, versitygw (the tests' S3 server) and govulncheck with its database into .tmp (once per machine).
 	@mkdir -p $(BIN)
 	@if [ "$$($(BUF) --version 2>/dev/null)" != "$(BUF_VERSION:v%=%)" ]; then \
 		echo "installing buf $(BUF_VERSION) into $(BIN) (a few minutes on two cores, once per machine)"; \
@@ -36,6 +46,17 @@ tools: ## Install pinned buf, protoc-gen-go and versitygw (the tests' S3 server)
 	@if [ "$$(go version -m $(VERSITYGW) 2>/dev/null | awk '$$1 == "mod" { print $$3 }')" != "$(VERSITYGW_VERSION)" ]; then \
 		echo "installing versitygw $(VERSITYGW_VERSION) into $(BIN) (about 1.5 minutes, once per machine)"; \
 		GOBIN=$(BIN) go install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION); \
+	fi
+	@if [ "$$(go version -m $(GOVULNCHECK) 2>/dev/null | awk '$$1 == "mod" { print $$3 }')" != "$(GOVULNCHECK_VERSION)" ]; then \
+		echo "installing govulncheck $(GOVULNCHECK_VERSION) into $(BIN)"; \
+		GOBIN=$(BIN) go install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION); \
+	fi
+	@if [ ! -f $(VULNDB)/index/db.json ]; then \
+		echo "building the vulnerability database $(VULNDB_VERSION) into $(VULNDB)"; \
+		src=$$(go mod download -json golang.org/x/vulndb@$(VULNDB_VERSION) | awk -F'"' '$$2 == "Dir" { print $$4 }'); \
+		rm -rf $(VULNDB).partial; \
+		go run golang.org/x/vulndb/cmd/indexdb@$(VULNDB_VERSION) -vulns "$$src/data/osv" -out $(VULNDB).partial; \
+		mv $(VULNDB).partial $(VULNDB); \
 	fi
 
 .PHONY: protoc-gen-garm
@@ -99,9 +120,13 @@ lint: tools ## Vet and gofmt-check the Go code; buf lint and format-check every 
 		$(BUF) format -d --exit-code "$$src"; \
 	done
 
+.PHONY: vulncheck
+vulncheck: tools ## Fail on any known vulnerability that affects the code (govulncheck, offline database).
+	$(GOVULNCHECK) -db file://$(VULNDB) ./...
+
 .PHONY: bench
 bench: ## Run the benchmarks.
 	go test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: ci
-ci: checkgenerate lint test ## What CI runs: checkgenerate, lint, test.
+ci: checkgenerate lint vulncheck test ## What CI runs: checkgenerate, lint, vulncheck, test.
