@@ -137,12 +137,18 @@ func (p *Plane) readBodyWithin(w http.ResponseWriter, r *http.Request, buf []byt
 	delete(p.reading, rc)
 	stopped = p.stopped
 	p.mu.Unlock()
+	if err != nil {
+		// The deadline stays passed: the server must not wait for the
+		// rest of a body it will not read before closing the connection.
+		_ = rc.SetReadDeadline(time.Now())
+		if stopped {
+			return nil, errCut
+		}
+		return nil, err
+	}
 	// The connection's own timeouts govern it again once the body is in.
 	_ = rc.SetReadDeadline(time.Time{})
-	if err != nil && stopped {
-		return nil, errCut
-	}
-	return body, err
+	return body, nil
 }
 
 // refuseBody answers a body that was not read whole: no ledger row, since
