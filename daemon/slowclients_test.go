@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -192,4 +193,40 @@ func TestShutdownDoesNotWaitForACallerStillSendingItsBody(t *testing.T) {
 func (s *stack) metrics() string {
 	_, body := s.admin("/metrics")
 	return body
+}
+
+func TestACallerThatWillNotReadItsAnswerLosesTheConnectionAtTheRequestDeadline(t *testing.T) {
+	// The whole-request bound is body timeout + tool timeout + 5 s.
+	s := startStack(t, withBounds(func(c *garmd.Config) {
+		c.BodyTimeout = 100 * time.Millisecond
+		c.ToolTimeout = 100 * time.Millisecond
+	}))
+	// A small receive window, and listings pipelined without reading a
+	// byte of their answers: garmd's writes soon find nowhere to go.
+	dialer := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var err error
+		_ = rc.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		return err
+	}}
+	conn, err := dialer.Dial("tcp", s.daemon.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	token := s.token("analyst")
+	listing := fmt.Sprintf("POST /garm.v1.ToolCatalogService/ListTools HTTP/1.1\r\nHost: garm\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", token)
+	// The client writes until garmd lets go of the connection: a write
+	// that fails other than by the client's own deadline says garmd closed
+	// it while the client still had not read.
+	_ = conn.SetWriteDeadline(time.Now().Add(waitTimeout))
+	var werr error
+	for range 100_000 {
+		if _, werr = io.WriteString(conn, listing); werr != nil {
+			break
+		}
+	}
+	if werr == nil || isTimeout(werr) {
+		t.Fatalf("garmd still held the connection of a caller that reads nothing: %v", werr)
+	}
+	eventually(t, "the stuck answer let go", func() bool { return strings.Contains(s.metrics(), "garm_calls_in_flight 0") })
 }
