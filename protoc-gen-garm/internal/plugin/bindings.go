@@ -225,16 +225,30 @@ func generateHandler(g *protogen.GeneratedFile, s *service) {
 	for _, t := range s.model.Tools {
 		m := methodOf(s, t)
 		g.P("// ", m.GoName, " serves the tool ", t.FQN, ".")
-		if comment := strings.TrimSpace(string(m.Comments.Leading)); comment != "" {
+		if comment := strings.TrimRight(string(m.Comments.Leading), " \t\n"); strings.TrimSpace(comment) != "" {
 			g.P("//")
 			for _, line := range strings.Split(comment, "\n") {
-				g.P("//", strings.TrimRight(line, " \t"))
+				g.P(docLine(line))
 			}
 		}
 		g.P(m.GoName, "(", contextPackage.Ident("Context"), ", *", m.Input.GoIdent, ") (*", m.Output.GoIdent, ", error)")
 	}
 	g.P("}")
 	g.P()
+}
+
+// docLine is one line of a proto comment as a Go comment line, spelled as
+// gofmt leaves it in any Go release: "// text", with the line's own
+// indentation beyond its first space kept, and no trailing space.
+func docLine(line string) string {
+	line = strings.TrimRight(line, " \t")
+	switch {
+	case strings.TrimSpace(line) == "":
+		return "//"
+	case strings.HasPrefix(line, " "):
+		return "//" + line
+	}
+	return "// " + line
 }
 
 func generateToolRefs(g *protogen.GeneratedFile, s *service) {
