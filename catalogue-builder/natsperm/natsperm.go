@@ -201,4 +201,3 @@ func sortedUnique(s []string) []string {
 	slices.SortFunc(s, func(a, b string) int { return cmp.Compare(a, b) })
 	return slices.Compact(s)
 }
-
