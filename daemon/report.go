@@ -33,11 +33,11 @@ type Report struct {
 	// spent grants; SpentGrantsWarn says whether it is a warning.
 	SpentGrants     []string
 	SpentGrantsWarn bool
-	Issuers   []issuerReport
-	Ledger    string
-	Refresh   string
-	Steps     []string
-	Refuses   []string
+	Issuers         []issuerReport
+	Ledger          string
+	Refresh         string
+	Steps           []string
+	Refuses         []string
 }
 
 type catalogueReport struct {
