@@ -82,7 +82,7 @@ func (p *confPrinter) permissions(key string, perms Permissions) {
 	p.rules("publish", perms.Publish)
 	p.rules("subscribe", perms.Subscribe)
 	if perms.Responses {
-		p.line("allow_responses = { max = 1 }")
+		p.line("allow_responses = { max = %d }", ResponsesMax)
 	}
 	p.indent--
 	p.line("}")
@@ -137,8 +137,8 @@ type jsonRules struct {
 	Deny  []string `json:"deny,omitempty"`
 }
 
-// jsonResp is a JWT's response permission: one reply per request, within
-// the server's default time.
+// jsonResp is a JWT's response permission: replies to the requests
+// received, ResponsesMax of them each, within the server's default time.
 type jsonResp struct {
 	Max int `json:"max"`
 }
@@ -149,7 +149,7 @@ func toJSON(p Permissions) jsonPerms {
 		Sub: jsonRules{Allow: p.Subscribe.Allow, Deny: p.Subscribe.Deny},
 	}
 	if p.Responses {
-		out.Resp = &jsonResp{Max: 1}
+		out.Resp = &jsonResp{Max: ResponsesMax}
 	}
 	return out
 }

@@ -71,8 +71,11 @@ type Identity struct {
 type Permissions struct {
 	Publish   Rules
 	Subscribe Rules
-	// Responses lets the identity publish one reply to each request it
-	// received, whatever the reply subject; nothing else.
+	// Responses lets the identity publish replies to the requests it
+	// received, whatever their reply subject, within the server's expiry;
+	// nothing else. The number of replies per request is not bounded
+	// (ResponsesMax): a service run as n micro instances on one connection
+	// answers a discovery request once from each.
 	Responses bool
 }
 
@@ -81,6 +84,11 @@ type Rules struct {
 	Allow []string
 	Deny  []string
 }
+
+// ResponsesMax is the number of replies to one request the responses
+// allowance lets through: -1, any number (the server's and a user JWT's
+// spelling of unbounded).
+const ResponsesMax = -1
 
 // nothing allows nothing: the rules of everyone else, and the publish
 // rules of a tool, which only answers.
