@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"strings"
@@ -111,9 +112,14 @@ func (c Config) busAuth() string {
 // busOptions are the options of garmd's connection to the bus: its
 // credentials and TLS from the files the flags name, its own inbox prefix,
 // and reconnecting for as long as it runs.
-func (c Config) busOptions(closed chan struct{}) ([]nats.Option, error) {
+func (c Config) busOptions(closed chan struct{}, logger *slog.Logger) ([]nats.Option, error) {
 	opts := []nats.Option{
 		nats.ClosedHandler(func(*nats.Conn) { close(closed) }),
+		// What the server refuses garmd — a permissions violation above all —
+		// is said in garmd's log, naming the subject, not lost.
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			logger.Warn("garmd: the bus refused", "err", err)
+		}),
 		nats.Name("garmd"),
 		nats.Timeout(connectTimeout),
 		nats.MaxReconnects(-1),
@@ -147,8 +153,8 @@ func (c Config) busOptions(closed chan struct{}) ([]nats.Option, error) {
 
 // connect dials the bus with cfg's credentials and TLS; closed is closed
 // when the connection is closed for good.
-func connect(cfg Config, closed chan struct{}) (*nats.Conn, error) {
-	opts, err := cfg.busOptions(closed)
+func connect(cfg Config, closed chan struct{}, logger *slog.Logger) (*nats.Conn, error) {
+	opts, err := cfg.busOptions(closed, logger)
 	if err != nil {
 		return nil, err
 	}

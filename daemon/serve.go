@@ -122,7 +122,7 @@ func (d *Daemon) open(ctx context.Context) error {
 	heap -= min(before, heap)
 
 	d.busClosed = make(chan struct{})
-	if d.nc, err = connect(cfg, d.busClosed); err != nil {
+	if d.nc, err = connect(cfg, d.busClosed, logger); err != nil {
 		return err
 	}
 	if err := d.openLedger(ctx); err != nil {
