@@ -93,6 +93,16 @@ garmd: ## Build the garmd daemon from this tree into .tmp/bin.
 	@mkdir -p $(BIN)
 	go build -o $(BIN)/garmd ./daemon/cmd/garmd
 
+.PHONY: calcd
+calcd: ## Build the example calculator's service command from this tree into .tmp/bin.
+	@mkdir -p $(BIN)
+	go build -o $(BIN)/calcd ./examples/calculator/cmd/calcd
+
+.PHONY: nats-server
+nats-server: ## Build nats-server, at the version go.mod pins, into .tmp/bin (for the "Securing the bus" recipe).
+	@mkdir -p $(BIN)
+	go build -o $(BIN)/nats-server github.com/nats-io/nats-server/v2
+
 .PHONY: catalogue
 catalogue: garm-catalogue ## Build the calculator's catalogue artifact into .tmp/catalogue/.
 	@mkdir -p $(CURDIR)/.tmp/catalogue

@@ -24,7 +24,8 @@ type Config struct {
 	// new artifact (--catalogue-poll); 0 reads it once at start. Ignored
 	// for a file.
 	CataloguePoll time.Duration
-	// NATS is the bus's URL (--nats).
+	// NATS is the bus's URL (--nats). It carries no credentials: those
+	// come from the files below.
 	NATS string
 	// Listen is the tool plane's address (--listen).
 	Listen string
@@ -84,6 +85,27 @@ type Config struct {
 	// (--max-in-flight).
 	MaxInFlight int
 
+	// How garmd reaches the bus and who may reach garmd (decision 0040).
+	// Every secret is a file, never a flag's value; at most one of
+	// NATSCreds, NATSNKey and NATSUserFile.
+	//
+	// NATSCreds is a credentials file, a user JWT and its nkey seed, for
+	// decentralized auth (--nats-creds).
+	NATSCreds string
+	// NATSNKey is a file holding an nkey seed (--nats-nkey).
+	NATSNKey string
+	// NATSUserFile holds the user on its first line and the password on
+	// its second (--nats-user-file).
+	NATSUserFile string
+	// NATSTLSCA verifies the bus's certificate (--nats-tls-ca); NATSTLSCert
+	// and NATSTLSKey are garmd's client certificate for mutual TLS
+	// (--nats-tls-cert, --nats-tls-key).
+	NATSTLSCA, NATSTLSCert, NATSTLSKey string
+	// TLSCert and TLSKey serve the tool plane and the admin listener over
+	// TLS, with HTTP/2 (--tls-cert, --tls-key); TLSClientCA then requires
+	// clients to present a certificate it verifies (--tls-client-ca).
+	TLSCert, TLSKey, TLSClientCA string
+
 	// Logger receives the startup report, warnings and, without
 	// LedgerStream, the ledger. nil logs text to standard error.
 	Logger *slog.Logger
@@ -134,9 +156,8 @@ func (c Config) Validate() error {
 	if c.CataloguePoll < 0 {
 		add("--catalogue-poll %s is negative (0 reads an s3:// catalogue once, at start)", c.CataloguePoll)
 	}
-	if u, err := url.Parse(c.NATS); err != nil || u.Host == "" || (u.Scheme != "nats" && u.Scheme != "tls") {
-		add("--nats %q is not a nats:// or tls:// URL", c.NATS)
-	}
+	problems = append(problems, c.busProblems()...)
+	problems = append(problems, c.listenerTLSProblems()...)
 	if err := checkAddr(c.Listen); err != nil {
 		add("--listen %q: %v", c.Listen, err)
 	}

@@ -73,15 +73,11 @@ func (d *Daemon) openGrants(ctx context.Context, js jetstream.JetStream) error {
 	if err != nil {
 		return err
 	}
-	kv, err := js.KeyValue(ctx, wire.GrantsSpentBucket)
-	if err != nil {
-		return fmt.Errorf("opening %s: %w", wire.GrantsSpentBucket, err)
-	}
 	v, err := grant.New(grant.Config{
 		Issuer:   d.cfg.GrantIssuer,
 		JWKSURL:  d.cfg.GrantKeySet(),
 		Audience: d.cfg.GrantAud(),
-		Spender:  replayjs.New(kv),
+		Spender:  replayjs.New(js, wire.GrantsSpentBucket),
 		Logger:   d.logger,
 	})
 	if err != nil {

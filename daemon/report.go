@@ -27,12 +27,19 @@ type Report struct {
 	Admin     string
 	Bus       string
 	// Bounds are the tool plane's bounds on slow and abusive callers.
-	Bounds  boundsReport
-	Issuers []issuerReport
-	Ledger  string
-	Refresh string
-	Steps   []string
-	Refuses []string
+	Bounds boundsReport
+	// BusAuth says how garmd authenticated to the bus, BusTLS whether the
+	// connection is encrypted.
+	BusAuth, BusTLS string
+	// SpentGrants is what garmd could learn of who may write or forget
+	// spent grants; SpentGrantsWarn says whether it is a warning.
+	SpentGrants     []string
+	SpentGrantsWarn bool
+	Issuers         []issuerReport
+	Ledger          string
+	Refresh         string
+	Steps           []string
+	Refuses         []string
 }
 
 type catalogueReport struct {
@@ -108,13 +115,13 @@ func toolsOf(gen *catalogue.Generation) []toolReport {
 	return out
 }
 
-func newReport(d *Daemon, gen *catalogue.Generation, heap uint64) *Report {
+func newReport(ctx context.Context, d *Daemon, gen *catalogue.Generation, heap uint64) *Report {
 	r := &Report{
 		Version:   Version(),
 		Catalogue: catalogueSummary(d.cfg.Catalogue, gen, heap),
 		Tools:     toolsOf(gen),
-		Listen:    "http://" + d.plane.Addr().String(),
-		Admin:     "http://" + d.adminL.Addr().String(),
+		Listen:    d.cfg.scheme() + d.plane.Addr().String(),
+		Admin:     d.cfg.scheme() + d.adminL.Addr().String(),
 		Bus:       d.cfg.NATS,
 		Bounds: boundsReport{
 			HeaderTimeout:  d.cfg.HeaderTimeout,
@@ -124,10 +131,13 @@ func newReport(d *Daemon, gen *catalogue.Generation, heap uint64) *Report {
 			MaxHeaderBytes: d.cfg.MaxHeaderBytes,
 			MaxInFlight:    d.cfg.MaxInFlight,
 		},
+		BusAuth: d.cfg.busAuth(),
+		BusTLS:  busTLS(d.nc),
 		Ledger:  "log lines (garm.ledger) on garmd's log",
 		Refresh: refreshes(d.cfg),
 	}
 	r.Steps, r.Refuses = stepsReport(d.opt.steps, d.cfg.GrantIssuer)
+	r.SpentGrants, r.SpentGrantsWarn = spentGrantsAccess(ctx, d.nc)
 	r.Steps = append(r.Steps, d.quarantineReport())
 	if d.cfg.LedgerStream {
 		r.Ledger = "JetStream stream GARM_LEDGER (batched), falling back to log lines"
@@ -153,6 +163,14 @@ func (r *Report) log(l *slog.Logger) {
 	l.Info("garmd: bounds", "header_timeout", b.HeaderTimeout.String(), "body_timeout", b.BodyTimeout.String(),
 		"request_timeout", b.RequestTimeout.String(), "idle_timeout", b.IdleTimeout.String(),
 		"max_header_bytes", b.MaxHeaderBytes, "max_in_flight", b.MaxInFlight)
+	l.Info("garmd: bus", "auth", r.BusAuth, "tls", r.BusTLS)
+	level := slog.LevelInfo
+	if r.SpentGrantsWarn {
+		level = slog.LevelWarn
+	}
+	for _, line := range r.SpentGrants {
+		l.Log(context.Background(), level, "garmd: who may write spent grants", "finding", line)
+	}
 	for _, iss := range r.Issuers {
 		l.Info("garmd: trusted issuer", "issuer", iss.Issuer, "jwks", iss.JWKS)
 	}

@@ -124,7 +124,7 @@ func (d *Daemon) open(ctx context.Context) error {
 	heap -= min(before, heap)
 
 	d.busClosed = make(chan struct{})
-	if d.nc, err = connect(cfg.NATS, d.busClosed); err != nil {
+	if d.nc, err = connect(cfg, d.busClosed, logger); err != nil {
 		return err
 	}
 	if err := d.openLedger(ctx); err != nil {
@@ -205,27 +205,11 @@ func (d *Daemon) open(ctx context.Context) error {
 	if d.adminL, err = admin.Listen(cfg.AdminListen); err != nil {
 		return fmt.Errorf("--admin-listen %s: %w", cfg.AdminListen, err)
 	}
-	for name, l := range map[string]net.Listener{"--listen": d.plane, "--admin-listen": d.adminL} {
-		if !admin.IsLoopback(l.Addr()) {
-			logger.Warn("garmd: listening beyond loopback", "flag", name, "addr", l.Addr().String())
-		}
+	if err := d.secureListeners(d.planeSrv); err != nil {
+		return err
 	}
-	newReport(d, gen, heap).log(logger)
+	newReport(ctx, d, gen, heap).log(logger)
 	return nil
-}
-
-func connect(url string, closed chan struct{}) (*nats.Conn, error) {
-	nc, err := nats.Connect(url,
-		nats.ClosedHandler(func(*nats.Conn) { close(closed) }),
-		nats.Name("garmd"),
-		nats.Timeout(connectTimeout),
-		nats.MaxReconnects(-1),
-		nats.ReconnectWait(250*time.Millisecond),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("--nats %s: %w", url, err)
-	}
-	return nc, nil
 }
 
 func (d *Daemon) openLedger(ctx context.Context) error {

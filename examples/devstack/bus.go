@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/garm-dev/garm/runtime/garmtool"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -30,8 +31,9 @@ type bus struct {
 }
 
 // startBus starts the embedded NATS server on addr (a loopback host:port;
-// port 0 picks a free one), with JetStream keeping its store in storeDir.
-func startBus(addr, storeDir string) (*bus, error) {
+// port 0 picks a free one), with JetStream keeping its store in storeDir,
+// admitting only users, each with its permissions.
+func startBus(addr, storeDir string, users []*server.NkeyUser) (*bus, error) {
 	host, portText, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("--nats-listen %s: %w", addr, err)
@@ -57,6 +59,7 @@ func startBus(addr, storeDir string) (*bus, error) {
 		StoreDir:   storeDir,
 		NoLog:      true,
 		NoSigs:     true,
+		Nkeys:      users,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("embedded NATS server: %w", err)
@@ -87,9 +90,16 @@ func (b *bus) close() {
 	}
 }
 
-// connect is a client connection to the bus, named for what uses it.
-func (b *bus) connect(name string) (*nats.Conn, error) {
-	nc, err := nats.Connect(b.url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
+// connect is a client connection to the bus, named for what uses it and
+// authenticated with the nkey seed in seedFile, the way a tool command's
+// --nats-nkey flag would.
+func (b *bus) connect(name, seedFile string, extra ...nats.Option) (*nats.Conn, error) {
+	secured, err := garmtool.BusFlags{URL: b.url, NKey: seedFile}.ConnectOptions()
+	if err != nil {
+		return nil, fmt.Errorf("connecting %s: %w", name, err)
+	}
+	opts := append(secured, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
+	nc, err := nats.Connect(b.url, append(opts, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("connecting %s to %s: %w", name, b.url, err)
 	}

@@ -14,6 +14,13 @@
 //	go run ./examples/devstack --ledger --verbose
 //	go run ./examples/devstack --listen 127.0.0.1:8440 --data .tmp/devstack
 //
+// The bus is secured as a deployment's should be (decision 0040): the
+// embedded server admits only nkey users, garmd, one per tool package, an
+// agent with no rights and the stack itself as the operator that creates
+// the streams, each with the permissions garm-catalogue nats-permissions
+// derives from the catalogue; every part connects as its own user, from a
+// seed file in the temporary directory.
+//
 // Each listener is a flag (--nats-listen, --idp-listen, --listen,
 // --admin-listen) and refuses any address that is not loopback. JetStream
 // keeps its store in a temporary directory unless --data names one, and the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
+	"github.com/garm-dev/garm/runtime/garmtool"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -165,11 +166,7 @@ type ledgerReader struct {
 
 func readLedger(t testing.TB, s *Stack) *ledgerReader {
 	t.Helper()
-	nc, err := nats.Connect(s.URLs().NATS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	nc := connectAs(t, s, OperatorIdentity)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
@@ -219,4 +216,23 @@ func (l *ledgerReader) exactly(n int) []*ledgerv1.Event {
 		l.t.Fatalf("GARM_LEDGER holds %d rows, want one per call made, %d:\n%s", len(l.rows), n, strings.Join(tools, "\n"))
 	}
 	return l.rows
+}
+
+// connectAs is a connection to the stack's bus as one of its identities.
+func connectAs(t testing.TB, s *Stack, identity string, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	seed, err := s.BusSeed(identity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secured, err := garmtool.BusFlags{URL: s.URLs().NATS, NKey: seed}.ConnectOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(s.URLs().NATS, append(secured, opts...)...)
+	if err != nil {
+		t.Fatalf("connecting as %s: %v", identity, err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
 }

@@ -102,4 +102,7 @@ type URLs struct {
 	IdP string
 	// NATS is the embedded NATS server, nats://host:port.
 	NATS string
+	// NATSSeeds is the directory holding the nkey seed of each identity
+	// on the bus, one file each, <identity>.nk.
+	NATSSeeds string
 }

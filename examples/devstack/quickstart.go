@@ -30,6 +30,8 @@ the ledger stream, the audit sink and notify on. Everything listens on loopback.
   admin     {{.URLs.Admin}}   /healthz /readyz /metrics
   dev IdP   {{.URLs.IdP}}   /token?user=<persona> /grant /personas
   NATS      {{.URLs.NATS}}   GARM_LEDGER GARM_AUDIT GARM_NOTIFY GARM_GRANTS_SPENT
+            secured: an nkey user each for garmd, every tool package and the agent (no rights),
+            with permissions derived from the catalogue; seeds in {{.URLs.NATSSeeds}}
 
 Personas: {{.Users}}, and the agent {{.Agent}}, which acts for {{.Support}}
 (/token?user={{.Support}}&as={{.Agent}}) and sees no more than {{.Support}} does.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/garm-dev/garm/catalogue-builder/builder"
+	"github.com/garm-dev/garm/catalogue-builder/natsperm"
 	garmd "github.com/garm-dev/garm/daemon"
 	"github.com/garm-dev/garm/devkit/idp"
 	"github.com/garm-dev/garm/examples/bank"
@@ -46,10 +47,10 @@ type Stack struct {
 	quickStart string
 
 	runDir   string // the catalogue and hash key; removed at Close
+	ids      *identities
 	bus      *bus
-	busConn  *nats.Conn // the stack's own: streams and the ledger tail
+	busConn  *nats.Conn // the stack's own, as the bus's operator: streams and the ledger tail
 	idpSrv   *idp.Server
-	toolConn *nats.Conn // the example services'
 	services []*service
 	tail     *ledgerTail
 
@@ -67,6 +68,10 @@ type Stack struct {
 // service is an example tool service running on the bus.
 type service struct {
 	name string
+	// pkg is the proto package it serves, whose bus identity it connects
+	// as, on conn.
+	pkg  string
+	conn *nats.Conn
 	svc  *garmtool.Service
 	stop context.CancelFunc
 	// done receives what Run returned once it has, nil when it stopped by
@@ -134,6 +139,10 @@ func (s *Stack) start(ctx context.Context, o Options) error {
 		return err
 	}
 
+	s.urls.NATSSeeds = filepath.Join(s.runDir, "bus")
+	if s.ids, err = newIdentities(c.Artifact, s.urls.NATSSeeds); err != nil {
+		return fmt.Errorf("the bus's identities: %w", err)
+	}
 	if err := s.startBus(ctx, o); err != nil {
 		return err
 	}
@@ -182,11 +191,11 @@ func (s *Stack) startBus(ctx context.Context, o Options) error {
 		return fmt.Errorf("--data: %w", err)
 	}
 	var err error
-	if s.bus, err = startBus(o.NATSListen, storeDir); err != nil {
+	if s.bus, err = startBus(o.NATSListen, storeDir, s.ids.users); err != nil {
 		return err
 	}
 	s.urls.NATS = s.bus.url
-	if s.busConn, err = s.bus.connect("garm devstack"); err != nil {
+	if s.busConn, err = s.bus.connect("garm devstack", s.ids.seeds[OperatorIdentity]); err != nil {
 		return err
 	}
 	js, err := jetstream.New(s.busConn)
@@ -201,23 +210,24 @@ func (s *Stack) startBus(ctx context.Context, o Options) error {
 // startServices runs the bank's services and the calculator on the bus and
 // waits until every one serves.
 func (s *Stack) startServices(ctx context.Context) error {
-	var err error
-	if s.toolConn, err = s.bus.connect("garm devstack tools"); err != nil {
-		return err
-	}
 	opts := []garmtool.Option{garmtool.WithLogger(s.logger), garmtool.WithDrainTimeout(serviceDrainTimeout)}
 	bankSvcs, err := bank.Services(opts...)
 	if err != nil {
 		return fmt.Errorf("the bank's services: %w", err)
 	}
 	for i, svc := range bankSvcs {
-		s.run(&service{name: bankServiceName(i), svc: svc})
+		name, pkg := bankService(i)
+		if err := s.run(&service{name: name, pkg: pkg, svc: svc}); err != nil {
+			return err
+		}
 	}
 	calcSvc := garmtool.New("calc", serviceVersion, opts...)
 	if err := calcv1.ServeCalculator(calcSvc, calculator.Calculator{}); err != nil {
 		return fmt.Errorf("the calculator service: %w", err)
 	}
-	s.run(&service{name: "calculator", svc: calcSvc})
+	if err := s.run(&service{name: "calculator", pkg: "calc.v1", svc: calcSvc}); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	for _, svc := range s.services {
@@ -233,28 +243,38 @@ func (s *Stack) startServices(ctx context.Context) error {
 	return nil
 }
 
-// bankServiceName names the i-th of bank.Services, which come in this
-// order.
-func bankServiceName(i int) string {
-	if names := []string{"bank accounts", "bank cards", "bank payments"}; i < len(names) {
-		return names[i]
+// bankService names the i-th of bank.Services, which come in this order,
+// and the proto package it serves.
+func bankService(i int) (name, pkg string) {
+	services := [][2]string{{"bank accounts", "accounts.v1"}, {"bank cards", "cards.v1"}, {"bank payments", "payments.v1"}}
+	if i < len(services) {
+		return services[i][0], services[i][1]
 	}
-	return fmt.Sprintf("bank #%d", i+1)
+	return fmt.Sprintf("bank #%d", i+1), ""
 }
 
-// run serves svc until Close; its stopping before then fails the stack.
-func (s *Stack) run(svc *service) {
+// run serves svc, connected as its package's identity, until Close; its
+// stopping before then fails the stack.
+func (s *Stack) run(svc *service) error {
+	seed, err := s.ids.seed(natsperm.ToolUser(svc.pkg))
+	if err != nil {
+		return fmt.Errorf("the %s service: %w", svc.name, err)
+	}
+	if svc.conn, err = s.bus.connect("garm devstack "+svc.name, seed); err != nil {
+		return err
+	}
 	runCtx, stop := context.WithCancel(context.Background())
 	svc.stop, svc.done = stop, make(chan error, 1)
 	s.services = append(s.services, svc)
 	go func() {
-		err := svc.svc.Run(runCtx, s.toolConn)
+		err := svc.svc.Run(runCtx, svc.conn)
 		if !s.closing.Load() {
 			s.fail(fmt.Errorf("the %s service stopped: %v", svc.name, err))
 			err = nil
 		}
 		svc.done <- err
 	}()
+	return nil
 }
 
 // startDaemon starts garmd on the built catalogue, trusting the dev IdP
@@ -265,6 +285,11 @@ func (s *Stack) startDaemon(ctx context.Context, o Options, cataloguePath, hashK
 	cfg := garmd.DefaultConfig()
 	cfg.Catalogue = cataloguePath
 	cfg.NATS = s.bus.url
+	garmdSeed, err := s.ids.seed(natsperm.GarmdUser)
+	if err != nil {
+		return err
+	}
+	cfg.NATSNKey = garmdSeed
 	cfg.Listen = o.Listen
 	cfg.AdminListen = o.AdminListen
 	cfg.Issuers = []string{s.idp.Issuer()}
@@ -323,6 +348,11 @@ func waitReady(ctx context.Context, url string) error {
 // URLs are where the stack's parts answer.
 func (s *Stack) URLs() URLs { return s.urls }
 
+// BusSeed is the nkey seed file of one of the bus's identities: garmd
+// (natsperm.GarmdUser), a tool package's (natsperm.ToolUser), the
+// operator's (OperatorIdentity) or the agent's (AgentIdentity).
+func (s *Stack) BusSeed(identity string) (string, error) { return s.ids.seed(identity) }
+
 // IdP is the running dev identity provider.
 func (s *Stack) IdP() *idp.IdP { return s.idp }
 
@@ -375,8 +405,10 @@ func (s *Stack) shutdown(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	if s.toolConn != nil {
-		s.toolConn.Close()
+	for _, svc := range s.services {
+		if svc.conn != nil {
+			svc.conn.Close()
+		}
 	}
 	if s.tail != nil {
 		s.tail.stop()

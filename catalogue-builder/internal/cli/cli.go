@@ -59,6 +59,7 @@ func commands() []command {
 		{"inspect", "<artifact> [--json]", "show an artifact's digest, provenance, taxonomy and tools", runInspect},
 		{"diff", "<old> <new> [--fail-on-widening]", "the policy difference between two artifacts, widening first", runDiff},
 		{"publish", "<artifact> s3://bucket/key", "upload an artifact to S3 or a compatible store", runPublish},
+		{"nats-permissions", "<artifact> [--format conf|json]", "the least-privilege NATS permissions of garmd and each tool package", runNATSPermissions},
 		{"version", "", "print garm-catalogue's version", runVersion},
 	}
 }
@@ -99,11 +100,11 @@ func (e *env) usage(w io.Writer) {
 	fmt.Fprintln(w, "garm-catalogue builds, checks and publishes garm catalogue artifacts.")
 	fmt.Fprintln(w, "\nUsage:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  garm-catalogue %-8s %s\n", c.name, c.usage)
+		fmt.Fprintf(w, "  garm-catalogue %-16s %s\n", c.name, c.usage)
 	}
 	fmt.Fprintln(w, "\nCommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-16s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'garm-catalogue <command> --help' for a command's flags.")
 	fmt.Fprintln(w, "Exit codes: 0 ok, 1 refused, 2 usage.")

@@ -102,6 +102,7 @@ func serveFlags(cfg *garmd.Config, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "close a kept-alive connection idle this long")
 	fs.IntVar(&cfg.MaxHeaderBytes, "max-header-bytes", cfg.MaxHeaderBytes, "the largest request header block, in `bytes`")
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", cfg.MaxInFlight, "the most calls read or run at once; more are answered 503 with Retry-After")
+	busFlags(fs, cfg)
 	return fs
 }
 
@@ -151,4 +152,18 @@ func check(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// busFlags binds how garmd reaches the bus and serves its listeners:
+// every secret is named by a file.
+func busFlags(fs *flag.FlagSet, cfg *garmd.Config) {
+	fs.StringVar(&cfg.NATSCreds, "nats-creds", cfg.NATSCreds, "`file` with a user JWT and nkey seed for the bus (decentralized auth)")
+	fs.StringVar(&cfg.NATSNKey, "nats-nkey", cfg.NATSNKey, "`file` with an nkey seed for the bus")
+	fs.StringVar(&cfg.NATSUserFile, "nats-user-file", cfg.NATSUserFile, "`file` with the bus user on its first line and the password on its second")
+	fs.StringVar(&cfg.NATSTLSCA, "nats-tls-ca", cfg.NATSTLSCA, "`file` of CA certificates that verify the bus (turns TLS on)")
+	fs.StringVar(&cfg.NATSTLSCert, "nats-tls-cert", cfg.NATSTLSCert, "client certificate `file` for mutual TLS with the bus (with --nats-tls-key)")
+	fs.StringVar(&cfg.NATSTLSKey, "nats-tls-key", cfg.NATSTLSKey, "the client certificate's key `file`")
+	fs.StringVar(&cfg.TLSCert, "tls-cert", cfg.TLSCert, "certificate `file` serving the tool plane and admin listener over TLS, with HTTP/2 (with --tls-key)")
+	fs.StringVar(&cfg.TLSKey, "tls-key", cfg.TLSKey, "the listeners' certificate key `file`")
+	fs.StringVar(&cfg.TLSClientCA, "tls-client-ca", cfg.TLSClientCA, "`file` of CA certificates a client's certificate must chain to (mutual TLS)")
 }

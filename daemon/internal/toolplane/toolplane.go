@@ -102,7 +102,7 @@ func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	body, err := p.readBodyWithin(w, r, (*bufp)[:0])
 	if err != nil {
-		p.refuseBody(w, err)
+		p.refuseBody(w, r, err)
 		return
 	}
 	*bufp = body
@@ -155,7 +155,7 @@ func (p *Plane) readBodyWithin(w http.ResponseWriter, r *http.Request, buf []byt
 // the ledger records calls that passed the size check, and none of these
 // did. A caller whose connection failed mid-body is gone: nobody is left
 // to answer.
-func (p *Plane) refuseBody(w http.ResponseWriter, err error) {
+func (p *Plane) refuseBody(w http.ResponseWriter, r *http.Request, err error) {
 	var refusal error
 	switch {
 	case errors.Is(err, errTooLarge):
@@ -171,7 +171,10 @@ func (p *Plane) refuseBody(w http.ResponseWriter, err error) {
 	status, b := deny.Wire(refusal)
 	hdr := w.Header()
 	hdr["Content-Type"] = []string{"application/json"}
-	hdr["Connection"] = []string{"close"}
+	if r.ProtoMajor == 1 {
+		// HTTP/2 closes the stream, not the connection, and has no such header.
+		hdr["Connection"] = []string{"close"}
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }

@@ -11,13 +11,14 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/replay"
 	replayjs "github.com/garm-dev/garm/daemon/internal/replay/jetstream"
 	"github.com/garm-dev/garm/runtime/garmtooltest"
+	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 func TestAGrantIsSpentOnceAndItsReplayIsSpent(t *testing.T) {
 	js := connect(t, garmtooltest.StartJetStream(t))
 	kv := createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage})
-	s := replayjs.New(kv)
+	s := replayjs.New(js, wire.GrantsSpentBucket)
 	key := replay.Key("https://approvals.example", "g-1")
 
 	before := time.Now().UTC().Truncate(time.Second)
@@ -54,11 +55,7 @@ func TestConcurrentSpendsOfOneGrantSucceedExactlyOnce(t *testing.T) {
 	// Several connections, as several replicas would have.
 	var spenders []*replayjs.Spender
 	for range 4 {
-		kv, err := connect(t, srv).KeyValue(bounded(t), "GARM_GRANTS_SPENT")
-		if err != nil {
-			t.Fatal(err)
-		}
-		spenders = append(spenders, replayjs.New(kv))
+		spenders = append(spenders, replayjs.New(connect(t, srv), wire.GrantsSpentBucket))
 	}
 	key := replay.Key("https://approvals.example", "g-race")
 	var ok, spent atomic.Int32
@@ -84,7 +81,8 @@ func TestConcurrentSpendsOfOneGrantSucceedExactlyOnce(t *testing.T) {
 func TestASpentGrantIsStillSpentAfterTheServerRestarts(t *testing.T) {
 	srv := garmtooltest.StartJetStream(t)
 	js := connect(t, srv)
-	s := replayjs.New(createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage}))
+	createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage})
+	s := replayjs.New(js, wire.GrantsSpentBucket)
 	key := replay.Key("https://approvals.example", "g-restart")
 	if err := s.Spend(bounded(t), key); err != nil {
 		t.Fatal(err)
@@ -101,7 +99,8 @@ func TestASpentGrantIsStillSpentAfterTheServerRestarts(t *testing.T) {
 func TestASpendThatCannotReachTheBucketFailsButIsNotSpent(t *testing.T) {
 	srv := garmtooltest.StartJetStream(t)
 	js := connect(t, srv)
-	s := replayjs.New(createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage}))
+	createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage})
+	s := replayjs.New(js, wire.GrantsSpentBucket)
 	srv.Stop()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -109,5 +108,38 @@ func TestASpendThatCannotReachTheBucketFailsButIsNotSpent(t *testing.T) {
 	err := s.Spend(ctx, replay.Key("https://approvals.example", "g-down"))
 	if err == nil || errors.Is(err, replay.ErrSpent) {
 		t.Fatalf("Spend with no server = %v, want an error other than replay.ErrSpent", err)
+	}
+}
+
+// TestAGrantForgottenWithADeleteOrPurgeMarkerStaysSpent writes the markers
+// a KeyValue client writes to delete and to purge a key — what anyone
+// allowed to publish on the bucket's subjects could do — and spends the
+// grant again: it is still spent.
+func TestAGrantForgottenWithADeleteOrPurgeMarkerStaysSpent(t *testing.T) {
+	for _, forget := range []struct {
+		name string
+		do   func(jetstream.KeyValue, string) error
+	}{
+		{"delete", func(kv jetstream.KeyValue, key string) error { return kv.Delete(bounded(t), key) }},
+		{"purge", func(kv jetstream.KeyValue, key string) error { return kv.Purge(bounded(t), key) }},
+	} {
+		t.Run(forget.name, func(t *testing.T) {
+			js := connect(t, garmtooltest.StartJetStream(t))
+			kv := createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage})
+			s := replayjs.New(js, wire.GrantsSpentBucket)
+			key := replay.Key("https://approvals.example", "g-"+forget.name)
+			if err := s.Spend(bounded(t), key); err != nil {
+				t.Fatal(err)
+			}
+			if err := forget.do(kv, key); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := kv.Get(bounded(t), key); !errors.Is(err, jetstream.ErrKeyDeleted) && !errors.Is(err, jetstream.ErrKeyNotFound) {
+				t.Fatalf("after the %s marker the key reads %v, want it deleted", forget.name, err)
+			}
+			if err := s.Spend(bounded(t), key); !errors.Is(err, replay.ErrSpent) {
+				t.Fatalf("Spend after a %s marker = %v, want replay.ErrSpent", forget.name, err)
+			}
+		})
 	}
 }

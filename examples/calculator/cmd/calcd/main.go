@@ -2,6 +2,11 @@
 // on NATS with runtime/garmtool.
 //
 //	calcd [--nats nats://127.0.0.1:4222] [--concurrency 4] [--drain-timeout 30s]
+//	      [--nats-creds F | --nats-nkey F | --nats-user-file F]
+//	      [--nats-tls-ca F] [--nats-tls-cert F --nats-tls-key F]
+//
+// On a secured bus it connects with one of the credential files and TLS,
+// the same flags garmd takes (docs/operators.md, "Securing the bus").
 //
 // It logs to stderr, keeps reconnecting to NATS for as long as it runs
 // (starting even when the server is not up yet), and on SIGINT or SIGTERM
@@ -44,7 +49,8 @@ func main() {
 func run(ctx context.Context, args []string, stderr io.Writer) error {
 	flags := flag.NewFlagSet("calcd", flag.ContinueOnError)
 	flags.SetOutput(stderr)
-	natsURL := flags.String("nats", nats.DefaultURL, "the NATS server to serve on")
+	var bus garmtool.BusFlags
+	bus.Register(flags)
 	concurrency := flags.Int("concurrency", garmtool.DefaultConcurrency, "calls per tool handled at once")
 	drainTimeout := flags.Duration("drain-timeout", garmtool.DefaultDrainTimeout, "how long running calls may take to finish after SIGINT or SIGTERM")
 	if err := flags.Parse(args); err != nil {
@@ -57,9 +63,13 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("unexpected arguments %q", flags.Args())
 	}
 
+	secured, err := bus.ConnectOptions()
+	if err != nil {
+		return err
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	logger.Info("calcd: connecting to NATS", "url", redacted(*natsURL))
-	nc, err := nats.Connect(*natsURL,
+	logger.Info("calcd: connecting to NATS", "url", redacted(bus.URL), "auth", bus.Authentication(), "tls", bus.TLSCA != "" || strings.HasPrefix(bus.URL, "tls://"))
+	nc, err := nats.Connect(bus.URL, append(secured,
 		nats.Name("calcd"),
 		nats.MaxReconnects(-1),
 		nats.RetryOnFailedConnect(true),
@@ -72,7 +82,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			logger.Info("calcd: reconnected to NATS", "url", nc.ConnectedUrlRedacted())
 		}),
-	)
+	)...)
 	if err != nil {
 		return fmt.Errorf("connecting to NATS: %w", err)
 	}
