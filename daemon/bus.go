@@ -124,6 +124,10 @@ func (c Config) busOptions(closed chan struct{}, logger *slog.Logger) ([]nats.Op
 		nats.Timeout(connectTimeout),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250 * time.Millisecond),
+		// No reconnect buffer: a write made while the bus is away fails at
+		// once, definitely unwritten, instead of being applied after garmd
+		// answered the call (decision 0034).
+		nats.ReconnectBufSize(-1),
 		nats.CustomInboxPrefix(busInboxPrefix),
 	}
 	switch {

@@ -73,6 +73,9 @@ func createGovernanceStreams(t testing.TB, js jetstream.JetStream) {
 	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "GARM_GRANTS_SPENT", TTL: spentTTL, Storage: jetstream.FileStorage}); err != nil {
 		t.Fatal(err)
 	}
+	if err := garmd.FenceGrantsBucket(ctx, js); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func createAuditStream(t testing.TB, js jetstream.JetStream) {

@@ -221,8 +221,10 @@ func TestAGrantCeilingBeyondTheSpentBucketsTTLDoesNotMount(t *testing.T) {
 		t.Fatal(err)
 	}
 	recreate(t, func(ctx context.Context) error {
-		_, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "GARM_GRANTS_SPENT", TTL: 2 * time.Minute, Storage: jetstream.FileStorage})
-		return err
+		if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "GARM_GRANTS_SPENT", TTL: 2 * time.Minute, Storage: jetstream.FileStorage}); err != nil {
+			return err
+		}
+		return garmd.FenceGrantsBucket(ctx, js)
 	})
 	_, err := garmd.New(ctx, s.cfg)
 	if err == nil || !strings.Contains(err.Error(), "tool appr.v1.pay declares approval MODE_GRANT with max_grant_age_seconds 300") ||

@@ -136,7 +136,7 @@ type toolService struct {
 type subjectQueue struct{ subject, queue string }
 
 // garmd may call every tool, write its own streams, spend grants with
-// create-only writes, read its streams' and bucket's configuration, ask
+// create-only writes and read a spend back, read its streams' and bucket's configuration, ask
 // running services who they are, and hear catalogue announcements.
 func garmd(byPackage map[string][]toolService) Identity {
 	var pub []string
@@ -152,6 +152,9 @@ func garmd(byPackage map[string][]toolService) Identity {
 		wire.LedgerStreamSubjects, wire.AuditStreamSubjects, wire.NotifyStreamSubjects,
 		"$KV."+wire.GrantsSpentBucket+".>",
 		jsAPI("INFO", wire.LedgerStream), jsAPI("INFO", wire.AuditStream), jsAPI("INFO", wire.NotifyStream), jsAPI("INFO", spent),
+		// Reading back a spend whose answer was lost, from the stream's
+		// leader: it names the call that spent the grant.
+		jsAPI("MSG.GET", spent),
 		"$SRV."+micro.PingVerb.String(), "$SRV."+micro.InfoVerb.String()+".>",
 		userInfoSubject,
 	)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	garmd "github.com/garm-dev/garm/daemon"
 	"github.com/garm-dev/garm/runtime/garmtool"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats-server/v2/server"
@@ -138,12 +139,20 @@ func createStreams(ctx context.Context, js jetstream.JetStream) error {
 			errs = append(errs, fmt.Errorf("creating stream %s: %w", cfg.Name, err))
 		}
 	}
-	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:  wire.GrantsSpentBucket,
-		TTL:     SpentGrantTTL,
-		Storage: jetstream.FileStorage,
-	}); err != nil {
-		errs = append(errs, fmt.Errorf("creating bucket %s: %w", wire.GrantsSpentBucket, err))
+	// The bucket is created once and fenced; a fenced bucket kept in --data
+	// from an earlier run cannot be updated back to a plain one, and need
+	// not be.
+	if _, err := js.KeyValue(ctx, wire.GrantsSpentBucket); errors.Is(err, jetstream.ErrBucketNotFound) {
+		if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:  wire.GrantsSpentBucket,
+			TTL:     SpentGrantTTL,
+			Storage: jetstream.FileStorage,
+		}); err != nil {
+			errs = append(errs, fmt.Errorf("creating bucket %s: %w", wire.GrantsSpentBucket, err))
+		}
+	}
+	if err := garmd.FenceGrantsBucket(ctx, js); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

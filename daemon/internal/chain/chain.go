@@ -298,11 +298,15 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 	if err := c.Dispatch.Ready(tool); err != nil {
 		return nil, err
 	}
-	if err := c.writeAhead(ctx, tool, st.row); err != nil {
+	// The governance writes on the bus are bounded by the call's deadline:
+	// none outlives the answer it decides.
+	governed, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	if err := c.writeAhead(governed, tool, st.row); err != nil {
 		return nil, err
 	}
 	// The spend is the last act before the request goes to the tool.
-	if err := c.spend(ctx, tool, approval); err != nil {
+	if err := c.spend(governed, tool, approval, st.row.EventId); err != nil {
 		return nil, err
 	}
 	st.dispatched = true

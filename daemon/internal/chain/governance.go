@@ -51,19 +51,20 @@ func (c *Chain) approve(ctx context.Context, req *Request, p *call.Principal, t 
 }
 
 // spend is step 5's last act, the last before dispatch: the verified grant
-// of a MODE_GRANT tool is spent, once across every replica.
-func (c *Chain) spend(ctx context.Context, t *call.Tool, approval grant.Result) error {
+// of a MODE_GRANT tool is spent by the call callID, once across every
+// replica, within ctx (the call's deadline).
+func (c *Chain) spend(ctx context.Context, t *call.Tool, approval grant.Result, callID string) error {
 	if !needsGrant(t) {
 		return nil
 	}
 	if c.Grants == nil {
 		return deny.Fail(deny.Internal, "grant", "tool "+t.FQN+" declares MODE_GRANT and approval grants are off")
 	}
-	return c.Grants.Spend(ctx, approval)
+	return c.Grants.Spend(ctx, approval, callID)
 }
 
 // writeAhead writes the intent row of a LEVEL_AUDIT tool's call before it
-// is dispatched. A fail_closed tool whose intent cannot be written is not
+// is dispatched, within ctx (the call's deadline). A fail_closed tool whose intent cannot be written is not
 // called (503); any other tool is called, and the failure logged.
 func (c *Chain) writeAhead(ctx context.Context, t *call.Tool, row *ledgerv1.Event) error {
 	if !audited(t) {
@@ -78,7 +79,7 @@ func (c *Chain) writeAhead(ctx context.Context, t *call.Tool, row *ledgerv1.Even
 	}
 	intent := proto.Clone(row).(*ledgerv1.Event)
 	intent.Outcome = "intent"
-	if err := c.Audit.Write(context.WithoutCancel(ctx), intent); err != nil {
+	if err := c.Audit.Write(ctx, intent); err != nil {
 		if failClosed {
 			return deny.Fail(deny.AuditUnavailable, "audit_unavailable", "the audit intent was not written: "+err.Error())
 		}

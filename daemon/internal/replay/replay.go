@@ -11,10 +11,14 @@ import (
 // Spender records that an approval grant was used, once, across every
 // replica. Implementations are safe for concurrent use.
 type Spender interface {
-	// Spend atomically records key. It returns ErrSpent when key was
-	// recorded before; any other error means nothing can be said about
-	// key, and the caller refuses the call (fail closed).
-	Spend(ctx context.Context, key string) error
+	// Spend atomically records key as spent by callID, the event id of
+	// the call spending it. It returns ErrSpent when key was recorded
+	// before, by another call; any other error means the spend cannot be
+	// proved, and the caller refuses the call (fail closed). A Spend whose
+	// outcome its store leaves unknown resolves it before returning, within
+	// ctx: it never reports a spend that did not happen, nor a spend by
+	// this call as one by another.
+	Spend(ctx context.Context, key, callID string) error
 }
 
 // ErrSpent is what Spend returns for a key recorded before.

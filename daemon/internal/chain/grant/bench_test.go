@@ -12,7 +12,7 @@ import (
 // bucket.
 type fresh struct{}
 
-func (fresh) Spend(context.Context, string) error { return nil }
+func (fresh) Spend(context.Context, string, string) error { return nil }
 
 func benchVerifier(b *testing.B) (*fixture, *grant.Verifier, string) {
 	b.Helper()

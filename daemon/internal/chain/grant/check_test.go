@@ -264,15 +264,15 @@ func TestCheckSpendsNothingAndSpendSpendsOnce(t *testing.T) {
 	if spent := f.spent.Spends(); len(spent) != 0 {
 		t.Fatalf("Check spent %q", spent)
 	}
-	if err := f.v.Spend(ctx, res); err != nil {
+	if err := f.v.Spend(ctx, res, "call-1"); err != nil {
 		t.Fatalf("spend: %v", err)
 	}
-	d := wantDenied(t, f.v.Spend(ctx, res), deny.PermissionDenied)
+	d := wantDenied(t, f.v.Spend(ctx, res, "call-1"), deny.PermissionDenied)
 	if !strings.Contains(d.Detail, "already spent") {
 		t.Errorf("the second spend's detail %q", d.Detail)
 	}
 	// A result that did not verify cannot be spent.
-	if err := f.v.Spend(ctx, grant.Result{TaskID: "T"}); err == nil {
+	if err := f.v.Spend(ctx, grant.Result{TaskID: "T"}, "call-1"); err == nil {
 		t.Error("an unverified result was spent")
 	}
 }

@@ -185,15 +185,15 @@ func (v *Verifier) Check(ctx context.Context, grant string, p *call.Principal, t
 	return res, nil
 }
 
-// Spend spends the grant res verified, once across every replica. It
-// refuses with deny.PermissionDenied a grant spent before and one whose
-// spending cannot be recorded (fail closed), and a res that did not
-// verify.
-func (v *Verifier) Spend(ctx context.Context, res Result) error {
+// Spend spends the grant res verified for the call callID (its event id),
+// once across every replica, within ctx. It refuses with
+// deny.PermissionDenied a grant spent before and one whose spending cannot
+// be proved (fail closed), and a res that did not verify.
+func (v *Verifier) Spend(ctx context.Context, res Result, callID string) error {
 	if res.JTI == "" || res.key == "" {
 		return deny.Fail(deny.Internal, "internal", "grant: asked to spend a grant that did not verify")
 	}
-	switch err := v.spender.Spend(ctx, res.key); {
+	switch err := v.spender.Spend(ctx, res.key, callID); {
 	case errors.Is(err, replay.ErrSpent):
 		return refuseJTI(res.JTI, "was already spent")
 	case err != nil:

@@ -142,7 +142,7 @@ func (f *fixture) checkCall(tb testing.TB, g string, t *call.Tool, req protorefl
 	if err != nil {
 		return res, err
 	}
-	if err := f.v.Spend(ctx, res); err != nil {
+	if err := f.v.Spend(ctx, res, "call-1"); err != nil {
 		// As the chain sees it: a grant refused at the spend names no jti
 		// to the tool, only its task to the ledger.
 		return grant.Result{TaskID: res.TaskID}, err

@@ -14,7 +14,8 @@ import (
 // CheckBucket says what keeps the spent-grant bucket from keeping every
 // spent grant as long as it says it does, and returns its TTL: how long it
 // keeps a key, 0 meaning forever. The bucket must exist, be file-backed,
-// take new keys (not sealed) and never discard an old key to make room. The
+// take new keys (not sealed), never discard an old key to make room, and be
+// fenced (Fence): one record per key, no second write, no delete or purge. The
 // error names each problem and how to fix it; garmd creates and changes no
 // bucket.
 func CheckBucket(ctx context.Context, js jetstream.JetStream) (ttl time.Duration, err error) {
@@ -51,6 +52,12 @@ func CheckBucket(ctx context.Context, js jetstream.JetStream) (ttl time.Duration
 			errs = append(errs, fmt.Errorf("grants bucket %s discards its oldest keys when full (max_msgs %d, max_bytes %d), forgetting spent grants before their TTL; recreate it without limits or with discard new",
 				bucket, stream.MaxMsgs, stream.MaxBytes))
 		}
+		if missing := fenceProblems(stream); len(missing) > 0 {
+			errs = append(errs, fmt.Errorf("grants bucket %s is not fenced: its stream %s; a client allowed to write it could make a spent grant spendable again; fence it with %s",
+				bucket, strings.Join(missing, ", "), FenceCommand(bucket)))
+		}
+	} else {
+		errs = append(errs, fmt.Errorf("grants bucket %s: its stream's configuration cannot be read, so its fence cannot be checked", bucket))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return 0, err

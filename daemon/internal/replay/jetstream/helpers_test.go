@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	replayjs "github.com/garm-dev/garm/daemon/internal/replay/jetstream"
 	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats.go/jetstream"
@@ -39,4 +40,15 @@ func bounded(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// createFencedBucket creates the grants bucket as cfg says and fences it, as
+// an operator following docs/operators.md does.
+func createFencedBucket(t testing.TB, js jetstream.JetStream, cfg jetstream.KeyValueConfig) jetstream.KeyValue {
+	t.Helper()
+	kv := createBucket(t, js, cfg)
+	if err := replayjs.Fence(bounded(t), js, wire.GrantsSpentBucket); err != nil {
+		t.Fatal(err)
+	}
+	return kv
 }

@@ -3,6 +3,7 @@ package jetstream_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,18 +18,19 @@ import (
 
 func TestAGrantIsSpentOnceAndItsReplayIsSpent(t *testing.T) {
 	js := connect(t, garmtooltest.StartJetStream(t))
-	kv := createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage})
+	kv := createFencedBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage})
 	s := replayjs.New(js, wire.GrantsSpentBucket)
 	key := replay.Key("https://approvals.example", "g-1")
 
-	before := time.Now().UTC().Truncate(time.Second)
-	if err := s.Spend(bounded(t), key); err != nil {
+	if err := s.Spend(bounded(t), key, "call-1"); err != nil {
 		t.Fatalf("first Spend = %v", err)
 	}
-	if err := s.Spend(bounded(t), key); !errors.Is(err, replay.ErrSpent) {
-		t.Fatalf("second Spend = %v, want replay.ErrSpent", err)
+	for _, again := range []string{"call-2", "call-1"} {
+		if err := s.Spend(bounded(t), key, again); !errors.Is(err, replay.ErrSpent) {
+			t.Fatalf("Spend by %s after call-1 = %v, want replay.ErrSpent", again, err)
+		}
 	}
-	if err := s.Spend(bounded(t), replay.Key("https://approvals.example", "g-2")); err != nil {
+	if err := s.Spend(bounded(t), replay.Key("https://approvals.example", "g-2"), "call-3"); err != nil {
 		t.Fatalf("Spend of another grant = %v", err)
 	}
 
@@ -36,12 +38,8 @@ func TestAGrantIsSpentOnceAndItsReplayIsSpent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spentAt, err := time.Parse(time.RFC3339, string(entry.Value()))
-	if err != nil {
-		t.Fatalf("the spent key's value %q is not an RFC 3339 time: %v", entry.Value(), err)
-	}
-	if spentAt.Before(before) || spentAt.After(time.Now().Add(time.Second)) {
-		t.Errorf("the key says it was spent at %v, not during the test (from %v)", spentAt, before)
+	if string(entry.Value()) != "call-1" {
+		t.Errorf("the spent key's value %q does not name the call that spent it", entry.Value())
 	}
 	if entry.Revision() != 1 {
 		t.Errorf("the key has revision %d: the replay wrote to it", entry.Revision())
@@ -51,7 +49,7 @@ func TestAGrantIsSpentOnceAndItsReplayIsSpent(t *testing.T) {
 func TestConcurrentSpendsOfOneGrantSucceedExactlyOnce(t *testing.T) {
 	srv := garmtooltest.StartJetStream(t)
 	js := connect(t, srv)
-	createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage})
+	createFencedBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage})
 	// Several connections, as several replicas would have.
 	var spenders []*replayjs.Spender
 	for range 4 {
@@ -62,7 +60,7 @@ func TestConcurrentSpendsOfOneGrantSucceedExactlyOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 100 {
 		wg.Go(func() {
-			switch err := spenders[i%len(spenders)].Spend(bounded(t), key); {
+			switch err := spenders[i%len(spenders)].Spend(bounded(t), key, fmt.Sprint("call-", i)); {
 			case err == nil:
 				ok.Add(1)
 			case errors.Is(err, replay.ErrSpent):
@@ -81,17 +79,17 @@ func TestConcurrentSpendsOfOneGrantSucceedExactlyOnce(t *testing.T) {
 func TestASpentGrantIsStillSpentAfterTheServerRestarts(t *testing.T) {
 	srv := garmtooltest.StartJetStream(t)
 	js := connect(t, srv)
-	createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage})
+	createFencedBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage})
 	s := replayjs.New(js, wire.GrantsSpentBucket)
 	key := replay.Key("https://approvals.example", "g-restart")
-	if err := s.Spend(bounded(t), key); err != nil {
+	if err := s.Spend(bounded(t), key, "call-1"); err != nil {
 		t.Fatal(err)
 	}
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
 	// The connection reconnects by itself; the replay waits for it.
-	if err := s.Spend(bounded(t), key); !errors.Is(err, replay.ErrSpent) {
+	if err := s.Spend(bounded(t), key, "call-2"); !errors.Is(err, replay.ErrSpent) {
 		t.Fatalf("Spend after a restart = %v, want replay.ErrSpent", err)
 	}
 }
@@ -99,13 +97,13 @@ func TestASpentGrantIsStillSpentAfterTheServerRestarts(t *testing.T) {
 func TestASpendThatCannotReachTheBucketFailsButIsNotSpent(t *testing.T) {
 	srv := garmtooltest.StartJetStream(t)
 	js := connect(t, srv)
-	createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage})
+	createFencedBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage})
 	s := replayjs.New(js, wire.GrantsSpentBucket)
 	srv.Stop()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	err := s.Spend(ctx, replay.Key("https://approvals.example", "g-down"))
+	err := s.Spend(ctx, replay.Key("https://approvals.example", "g-down"), "call-1")
 	if err == nil || errors.Is(err, replay.ErrSpent) {
 		t.Fatalf("Spend with no server = %v, want an error other than replay.ErrSpent", err)
 	}
@@ -114,7 +112,8 @@ func TestASpendThatCannotReachTheBucketFailsButIsNotSpent(t *testing.T) {
 // TestAGrantForgottenWithADeleteOrPurgeMarkerStaysSpent writes the markers
 // a KeyValue client writes to delete and to purge a key — what anyone
 // allowed to publish on the bucket's subjects could do — and spends the
-// grant again: it is still spent.
+// grant again: it is still spent. An unfenced bucket takes the marker and
+// the create-only spend still refuses; a fenced one refuses the marker.
 func TestAGrantForgottenWithADeleteOrPurgeMarkerStaysSpent(t *testing.T) {
 	for _, forget := range []struct {
 		name string
@@ -123,23 +122,62 @@ func TestAGrantForgottenWithADeleteOrPurgeMarkerStaysSpent(t *testing.T) {
 		{"delete", func(kv jetstream.KeyValue, key string) error { return kv.Delete(bounded(t), key) }},
 		{"purge", func(kv jetstream.KeyValue, key string) error { return kv.Purge(bounded(t), key) }},
 	} {
-		t.Run(forget.name, func(t *testing.T) {
-			js := connect(t, garmtooltest.StartJetStream(t))
-			kv := createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage})
-			s := replayjs.New(js, wire.GrantsSpentBucket)
-			key := replay.Key("https://approvals.example", "g-"+forget.name)
-			if err := s.Spend(bounded(t), key); err != nil {
-				t.Fatal(err)
-			}
-			if err := forget.do(kv, key); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := kv.Get(bounded(t), key); !errors.Is(err, jetstream.ErrKeyDeleted) && !errors.Is(err, jetstream.ErrKeyNotFound) {
-				t.Fatalf("after the %s marker the key reads %v, want it deleted", forget.name, err)
-			}
-			if err := s.Spend(bounded(t), key); !errors.Is(err, replay.ErrSpent) {
-				t.Fatalf("Spend after a %s marker = %v, want replay.ErrSpent", forget.name, err)
-			}
-		})
+		for _, fence := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, fenced %v", forget.name, fence), func(t *testing.T) {
+				js := connect(t, garmtooltest.StartJetStream(t))
+				kv := createBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage})
+				if fence {
+					if err := replayjs.Fence(bounded(t), js, wire.GrantsSpentBucket); err != nil {
+						t.Fatal(err)
+					}
+				}
+				s := replayjs.New(js, wire.GrantsSpentBucket)
+				key := replay.Key("https://approvals.example", "g-"+forget.name)
+				if err := s.Spend(bounded(t), key, "call-1"); err != nil {
+					t.Fatal(err)
+				}
+				err := forget.do(kv, key)
+				if fence && err == nil {
+					t.Errorf("the fenced bucket took a %s marker", forget.name)
+				}
+				if !fence {
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := kv.Get(bounded(t), key); !errors.Is(err, jetstream.ErrKeyDeleted) && !errors.Is(err, jetstream.ErrKeyNotFound) {
+						t.Fatalf("after the %s marker the key reads %v, want it deleted", forget.name, err)
+					}
+				}
+				if err := s.Spend(bounded(t), key, "call-2"); !errors.Is(err, replay.ErrSpent) {
+					t.Fatalf("Spend after a %s marker = %v, want replay.ErrSpent", forget.name, err)
+				}
+			})
+		}
+	}
+}
+
+func TestAFencedBucketRefusesToForgetASpentGrantWholesale(t *testing.T) {
+	js := connect(t, garmtooltest.StartJetStream(t))
+	createFencedBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage})
+	s := replayjs.New(js, wire.GrantsSpentBucket)
+	key := replay.Key("https://approvals.example", "g-wholesale")
+	if err := s.Spend(bounded(t), key, "call-1"); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.Stream(bounded(t), "KV_"+wire.GrantsSpentBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Purge(bounded(t)); err == nil {
+		t.Error("the fenced bucket's stream was purged")
+	}
+	if err := stream.DeleteMsg(bounded(t), 1); err == nil {
+		t.Error("the fenced bucket's record was deleted")
+	}
+	if _, err := js.Publish(bounded(t), "$KV."+wire.GrantsSpentBucket+"."+key, []byte("call-2")); err == nil {
+		t.Error("the fenced bucket took a second write to a spent key")
+	}
+	if err := s.Spend(bounded(t), key, "call-2"); !errors.Is(err, replay.ErrSpent) {
+		t.Fatalf("Spend after the attempts = %v, want replay.ErrSpent", err)
 	}
 }

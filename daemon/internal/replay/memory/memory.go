@@ -23,7 +23,7 @@ func New() *Spender { return &Spender{spent: map[string]bool{}} }
 
 // Spend records key, or returns replay.ErrSpent when it was recorded
 // before, or the error given to Fail, recording nothing.
-func (s *Spender) Spend(_ context.Context, key string) error {
+func (s *Spender) Spend(_ context.Context, key, _ string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fail != nil {

@@ -14,13 +14,13 @@ import (
 
 func TestAKeyIsSpentOnceAndThenRefusedAsSpent(t *testing.T) {
 	s := memory.New()
-	if err := s.Spend(t.Context(), "k"); err != nil {
+	if err := s.Spend(t.Context(), "k", "call"); err != nil {
 		t.Fatalf("first Spend = %v", err)
 	}
-	if err := s.Spend(t.Context(), "k"); !errors.Is(err, replay.ErrSpent) {
+	if err := s.Spend(t.Context(), "k", "call"); !errors.Is(err, replay.ErrSpent) {
 		t.Fatalf("second Spend = %v, want replay.ErrSpent", err)
 	}
-	if err := s.Spend(t.Context(), "other"); err != nil {
+	if err := s.Spend(t.Context(), "other", "call"); err != nil {
 		t.Fatalf("Spend of another key = %v", err)
 	}
 	if got := s.Spends(); !slices.Equal(got, []string{"k", "other"}) {
@@ -35,14 +35,14 @@ func TestAFailingSpenderSpendsNothingUntilItRecovers(t *testing.T) {
 	s := memory.New()
 	down := errors.New("bucket unreachable")
 	s.Fail(down)
-	if err := s.Spend(t.Context(), "k"); !errors.Is(err, down) {
+	if err := s.Spend(t.Context(), "k", "call"); !errors.Is(err, down) {
 		t.Fatalf("Spend while failing = %v, want %v", err, down)
 	}
 	if s.Has("k") || len(s.Spends()) != 0 {
 		t.Fatal("a failed Spend recorded its key")
 	}
 	s.Fail(nil)
-	if err := s.Spend(t.Context(), "k"); err != nil {
+	if err := s.Spend(t.Context(), "k", "call"); err != nil {
 		t.Fatalf("Spend after recovery = %v", err)
 	}
 }
@@ -53,7 +53,7 @@ func TestConcurrentSpendsOfOneKeySucceedExactlyOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 100 {
 		wg.Go(func() {
-			switch err := s.Spend(t.Context(), "k"); {
+			switch err := s.Spend(t.Context(), "k", "call"); {
 			case err == nil:
 				ok.Add(1)
 			case errors.Is(err, replay.ErrSpent):
@@ -72,7 +72,7 @@ func TestConcurrentSpendsOfOneKeySucceedExactlyOnce(t *testing.T) {
 func TestSpendsIsACopy(t *testing.T) {
 	s := memory.New()
 	for i := range 3 {
-		if err := s.Spend(t.Context(), fmt.Sprint(i)); err != nil {
+		if err := s.Spend(t.Context(), fmt.Sprint(i), "call"); err != nil {
 			t.Fatal(err)
 		}
 	}
