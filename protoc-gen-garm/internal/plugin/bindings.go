@@ -225,9 +225,11 @@ func generateHandler(g *protogen.GeneratedFile, s *service) {
 	for _, t := range s.model.Tools {
 		m := methodOf(s, t)
 		g.P("// ", m.GoName, " serves the tool ", t.FQN, ".")
-		if comment := strings.TrimSpace(string(m.Comments.Leading)); comment != "" {
+		// Each line keeps the space protoc leaves after "//", the first
+		// line's included: the output must not depend on gofmt adding one.
+		if comment := strings.TrimRight(string(m.Comments.Leading), " \t\n"); strings.TrimSpace(comment) != "" {
 			g.P("//")
-			for _, line := range strings.Split(comment, "\n") {
+			for _, line := range strings.Split(strings.TrimLeft(comment, "\n"), "\n") {
 				g.P("//", strings.TrimRight(line, " \t"))
 			}
 		}
