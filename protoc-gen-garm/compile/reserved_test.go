@@ -129,4 +129,3 @@ func TestARedactionSettingTheReservedCustomTransformIsRefused(t *testing.T) {
 		})
 	}
 }
-
