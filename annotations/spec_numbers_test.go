@@ -103,6 +103,7 @@ garm.tool.v1.ToolPolicy.Approval.approver_compartments  3
 garm.tool.v1.ToolPolicy.Approval.max_grant_age_seconds  4
 garm.tool.v1.ToolPolicy.Approval.notes                  5
 garm.tool.v1.ToolPolicy.Approval.material_fields        6
+garm.tool.v1.ToolPolicy.Approval.distinct_approver      7
 garm.tool.v1.ToolPolicy.Approval.Mode.MODE_UNSPECIFIED 0
 garm.tool.v1.ToolPolicy.Approval.Mode.MODE_NONE        1
 garm.tool.v1.ToolPolicy.Approval.Mode.MODE_NOTIFY      2

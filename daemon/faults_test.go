@@ -92,14 +92,21 @@ func TestTheBusRestartingUnderLoadLosesNoLedgerRow(t *testing.T) {
 	// Let the recorder publish what it holds, then read both destinations.
 	s.shutdown()
 	streamed := map[string]bool{}
-	for _, e := range s.ledgerRows() {
+	for _, e := range s.allLedgerRows() {
 		streamed[e.GetEventId()] = true
 	}
 	logged := s.logRows()
 	for id := range answered {
-		inStream, inLog := streamed[id], logged[id] != nil
-		if !inStream && !inLog {
+		switch inStream, inLog := streamed[id], logged[id] != nil; {
+		case !inStream && !inLog:
 			t.Errorf("call %s has no ledger row", id)
+		case inStream && inLog:
+			t.Errorf("call %s has two ledger rows: one on the stream and one in the log", id)
+		}
+	}
+	for id := range logged {
+		if _, ok := answered[id]; !ok {
+			t.Errorf("the log holds a row of %s, which no call was answered", id)
 		}
 	}
 	t.Logf("%d calls: %d ok, %d unavailable; %d rows on the stream, %d in the log", len(answered),

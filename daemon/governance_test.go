@@ -17,7 +17,7 @@ import (
 )
 
 const (
-	grantRequiredBody = `{"code":"grant_required","material_fields":["amount_minor_units","currency_code","beneficiary_iban"],` +
+	grantRequiredBody = `{"code":"grant_required","distinct_approver":true,"material_fields":["amount_minor_units","currency_code","beneficiary_iban"],` +
 		`"max_grant_age_seconds":300,"message":"This call needs a human's approval grant.","tool":"appr.v1.pay"}`
 	permissionDeniedBody = `{"code":"permission_denied","message":"The caller may not make this request."}`
 )

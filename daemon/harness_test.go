@@ -319,6 +319,17 @@ func (s *stack) ledgerRows() []*ledgerv1.Event {
 	return out
 }
 
+// allLedgerRows is every row on GARM_LEDGER: it reads until the stream has
+// nothing more to deliver (a row recorded twice fails the test).
+func (s *stack) allLedgerRows() []*ledgerv1.Event {
+	for {
+		before := len(s.ledgerRows())
+		if len(s.ledgerRows()) == before {
+			return s.ledgerRows()
+		}
+	}
+}
+
 func (s *stack) readLedger() {
 	s.t.Helper()
 	s.ledgerMu.Lock()

@@ -56,6 +56,9 @@ type fakeStore struct {
 	down        bool
 	tooLarge    bool
 	heads, gets int
+	// headed, when set, is sent to (without blocking) on every Head: a
+	// test waits on it for a poll to begin.
+	headed chan struct{}
 }
 
 func (f *fakeStore) put(data []byte, etag string) {
@@ -82,6 +85,12 @@ func (f *fakeStore) Head(context.Context) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.heads++
+	if f.headed != nil {
+		select {
+		case f.headed <- struct{}{}:
+		default:
+		}
+	}
 	if f.down {
 		return "", errStoreIsStopped
 	}
@@ -287,23 +296,26 @@ func TestHintsCoalesceAndPollWithoutWaitingForTheInterval(t *testing.T) {
 		rig.r.hint() // a burst never blocks the bus's callback
 	}
 	rig.store.put(mustBytes(t, biggerCatalogue), "e2")
+	headed := make(chan struct{}, 1)
+	rig.store.headed = headed
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		rig.r.run(ctx)
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if heads, _ := rig.store.counts(); heads >= 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a hint did not start a poll")
-		}
-		time.Sleep(10 * time.Millisecond)
+	// The ticker is an hour away, so only a pending hint could start a
+	// poll. The one poll the burst starts takes its hint first: once it
+	// has begun, no hint may be left pending, or the burst would poll
+	// again hintGap later.
+	select {
+	case <-headed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a hint did not start a poll")
 	}
-	time.Sleep(3 * hintGap / 2)
+	if pending := len(rig.r.hints); pending != 0 {
+		t.Errorf("%d hints still pending after the burst's poll began: the burst would poll again", pending)
+	}
 	cancel()
 	<-done
 	if heads, _ := rig.store.counts(); heads != 1 {

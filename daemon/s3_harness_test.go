@@ -3,8 +3,13 @@ package garmd_test
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,6 +60,31 @@ func startCatalogueStore(t testing.TB) *catalogueStore {
 	srv.Env(t)
 	srv.CreateBucket(t, catalogueBucket)
 	return &catalogueStore{t: t, srv: srv, client: srv.Client(t)}
+}
+
+// countPolls puts a loopback proxy between garmd and the store, as the
+// endpoint the AWS default chain names, and returns the number of HEAD
+// requests — polls — it has passed on. The store's own client (publish)
+// still talks to the store directly.
+func (c *catalogueStore) countPolls(t testing.TB) *atomic.Int64 {
+	t.Helper()
+	target, err := url.Parse(c.srv.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heads := new(atomic.Int64)
+	// The request keeps the Host it was signed for, so the store checks
+	// the signature garmd made.
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			heads.Add(1)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("AWS_ENDPOINT_URL", srv.URL)
+	return heads
 }
 
 // publish puts data at the catalogue's key and returns its digest.

@@ -58,12 +58,14 @@ func TestARefusedCatalogueLeavesTheOldOneServingAndIsLoggedOnce(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			store := startCatalogueStore(t)
+			polls := store.countPolls(t)
 			s := startStack(t, withS3Catalogue(store, fixtureCatalogue, shortPoll))
 			serving := artifact.Digest(must(t, fixtureCatalogue))
 			refused := store.publish(must(t, data))
 			const line = `"msg":"garmd: catalogue refused; the serving generation stays"`
 			eventually(t, "the refusal", func() bool { return s.logLines(line) > 0 })
-			time.Sleep(5 * shortPoll) // five more polls of the same refused ETag
+			after := polls.Load()
+			eventually(t, "five more polls of the same refused ETag", func() bool { return polls.Load() >= after+5 })
 			if n := s.logLines(line); n != 1 {
 				t.Errorf("the refusal was logged %d times, want once:\n%s", n, s.logs)
 			}

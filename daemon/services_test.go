@@ -3,6 +3,7 @@ package garmd_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,6 +33,11 @@ const (
 // stallStarted is told each time the Stall tool starts working on a call,
 // so a test can act while a call is in the tool's hands.
 var stallStarted = make(chan struct{}, 1)
+
+// stallHeld, while it holds a channel, keeps the Stall tool on each call
+// until that channel is closed, whatever ms the call asked for: a test
+// decides when a call in flight ends.
+var stallHeld atomic.Pointer[chan struct{}]
 
 // runService serves svc on the bus until the test ends, and returns a
 // function that crashes it: its connection closes at once, as a process
@@ -130,8 +136,13 @@ func recordsHandler(method string, out protoreflect.MessageDescriptor) toolbind.
 			default:
 			}
 			ms := in.Get(in.Descriptor().Fields().ByName("ms")).Uint()
+			elapsed, released := time.After(time.Duration(ms)*time.Millisecond), (<-chan struct{})(nil)
+			if held := stallHeld.Load(); held != nil {
+				elapsed, released = nil, *held
+			}
 			select {
-			case <-time.After(time.Duration(ms) * time.Millisecond):
+			case <-elapsed:
+			case <-released:
 			case <-ctx.Done():
 				return nil, errors.New("stalled past the deadline")
 			}

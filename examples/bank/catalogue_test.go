@@ -89,7 +89,8 @@ func TestTheGovernanceEachToolDeclares(t *testing.T) {
 	if pay.GetVerb() != toolv1.Verb_VERB_DESTRUCTIVE || approval.GetMode() != toolv1.ToolPolicy_Approval_MODE_GRANT ||
 		approval.GetApproverMinClearance() != toolv1.Clearance_CLEARANCE_RESTRICTED ||
 		!slices.Equal(approval.GetApproverCompartments(), []string{"financial"}) || approval.GetMaxGrantAgeSeconds() != 300 ||
-		!slices.Equal(approval.GetMaterialFields(), []string{"amount_minor_units", "currency_code", "beneficiary_iban"}) ||
+		!slices.Equal(approval.GetMaterialFields(), []string{"from_account_id", "amount_minor_units", "currency_code", "beneficiary_iban"}) ||
+		!approval.GetDistinctApprover() ||
 		audit.GetLevel() != toolv1.ToolPolicy_Audit_LEVEL_AUDIT || !audit.GetFailClosed() || audit.GetRetainDays() != 2555 {
 		t.Errorf("initiate_payment declares %v", pay)
 	}

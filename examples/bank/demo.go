@@ -17,6 +17,9 @@ const (
 	// DemoAccount is DemoCustomer's GBP current account, which the demo
 	// payment is made from.
 	DemoAccount = "A-10001"
+	// DemoOtherAccount is another customer's GBP current account: a grant
+	// approving the demo payment from DemoAccount does not pay from it.
+	DemoOtherAccount = "A-10003"
 	// DemoCard is DemoCustomer's active Visa debit card: the card the tour
 	// freezes and unfreezes.
 	DemoCard = "CARD-2001"

@@ -61,8 +61,10 @@ func TestTheDemoConstantsNameTheDemoData(t *testing.T) {
 	}
 }
 
-// The demo payment's material is the reference of SPEC 7.9, so a reader can
-// check the grant the quick-start asks for against the specification.
+// Over SPEC 7.9's three reference fields, the demo payment's material is the
+// specification's reference digest, so a reader can check the digest code
+// against the specification with the demo's own values. (The payment's
+// material also binds the paying account: see Example_grantMaterial.)
 func TestTheDemoPaymentsMaterialDigestIsTheSpecificationsReference(t *testing.T) {
 	digest, err := wire.RequestMaterialDigest(demoPayment().ProtoReflect(), []string{"amount_minor_units", "currency_code", "beneficiary_iban"})
 	if err != nil {

@@ -41,8 +41,8 @@ func ExampleServices() {
 }
 
 // What an approver grants for the quick-start's payment: the digest of its
-// material fields, which garmd recomputes from the request it is presented
-// with. The demo payment's is the reference digest of the specification.
+// material fields — the account that pays among them — which garmd
+// recomputes from the request it is presented with.
 func Example_grantMaterial() {
 	req := &paymentsv1.InitiatePaymentRequest{
 		FromAccountId:    proto.String(bank.DemoAccount),
@@ -51,7 +51,7 @@ func Example_grantMaterial() {
 		BeneficiaryName:  proto.String(bank.DemoBeneficiaryName),
 		BeneficiaryIban:  proto.String(bank.DemoBeneficiaryIBAN),
 	}
-	material := []string{"amount_minor_units", "currency_code", "beneficiary_iban"}
+	material := []string{"from_account_id", "amount_minor_units", "currency_code", "beneficiary_iban"}
 	texts, err := wire.MaterialTexts(req.ProtoReflect(), material)
 	if err != nil {
 		fmt.Println(err)
@@ -62,8 +62,9 @@ func Example_grantMaterial() {
 	}
 	fmt.Println(wire.MaterialDigest(texts))
 	// Output:
+	// from_account_id=A-10001
 	// amount_minor_units=125000
 	// currency_code=GBP
 	// beneficiary_iban=GB29NWBK60161331926819
-	// sha256:050767261c6a70af99c68e72344389981e728a40661ace42936a6d3d00ac9f71
+	// sha256:9afee02cf5f54ae57ba5164981aa79afa7f9772f78ca145b71f76e796a1b7051
 }

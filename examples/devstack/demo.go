@@ -8,8 +8,11 @@ type demo struct {
 	support, analyst, outsider, treasurer, approver string
 	agent                                           string
 	customerTool, paymentTool                       string
-	customerRequest                                 customerRequest
-	paymentRequest                                  paymentRequest
+	// otherAccount is an account the demo payment's grant does not pay
+	// from.
+	otherAccount    string
+	customerRequest customerRequest
+	paymentRequest  paymentRequest
 }
 
 // customerRequest is get_customer's request body.
@@ -41,6 +44,7 @@ func bankDemo() demo {
 		agent:           bank.AssistantAgent,
 		customerTool:    "accounts.v1.get_customer",
 		paymentTool:     "payments.v1.initiate_payment",
+		otherAccount:    bank.DemoOtherAccount,
 		customerRequest: customerRequest{CustomerID: bank.DemoCustomer},
 		paymentRequest: paymentRequest{
 			FromAccountID:    bank.DemoAccount,

@@ -57,15 +57,25 @@ curl -s -w '\n' {{.URLs.Garmd}}{{.CustomerRoute}} -H "Authorization: Bearer $OUT
   -H 'Content-Type: application/json' -d '{{.CustomerBody}}'
 #   -> 404 not_found
 
-# {{.PaymentTool}} needs a human's approval of exactly this payment. Without one,
-# {{.Treasurer}} is told which fields the approver must see:
+# {{.PaymentTool}} needs a human's approval of exactly this payment, by somebody other than
+# the caller (four eyes). Without one, {{.Treasurer}} is told which fields the approver must see:
 TREASURER=$(curl -s '{{.URLs.IdP}}/token?user={{.Treasurer}}')
 curl -s -w '\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" \
   -H 'Content-Type: application/json' -d '{{.PaymentBody}}'
 #   -> 403 grant_required
+# {{.Treasurer}} holds what an approver must, but a grant they sign for their own payment is refused:
+SELF=$(curl -s -X POST {{.URLs.IdP}}/grant -H 'Content-Type: application/json' \
+  -d '{{.SelfGrantBody}}')
+curl -s -w '\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Grant: $SELF" \
+  -H 'Content-Type: application/json' -d '{{.PaymentBody}}'
+#   -> 403 permission_denied
 # {{.Approver}} approves those fields' values for {{.Treasurer}}; the IdP signs a grant over their digest:
 GRANT=$(curl -s -X POST {{.URLs.IdP}}/grant -H 'Content-Type: application/json' \
   -d '{{.GrantBody}}')
+# The grant names the account that pays: the same payment from {{.OtherAccount}} is refused.
+curl -s -w '\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Grant: $GRANT" \
+  -H 'Content-Type: application/json' -d '{{.OtherAccountPaymentBody}}'
+#   -> 403 permission_denied
 # With the grant, the payment is made:
 curl -s -w '\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Grant: $GRANT" \
   -H 'Content-Type: application/json' -d '{{.PaymentBody}}'
@@ -89,6 +99,9 @@ type quickStart struct {
 	ListRoute, CustomerTool, CustomerRoute          string
 	PaymentTool, PaymentRoute                       string
 	CustomerBody, PaymentBody, GrantBody            string
+	// SelfGrantBody is the treasurer approving their own payment;
+	// OtherAccountPaymentBody is the approved payment from OtherAccount.
+	SelfGrantBody, OtherAccountPaymentBody, OtherAccount string
 }
 
 // QuickStart is the text the dev stack prints once it is ready.
@@ -128,12 +141,20 @@ func newQuickStart(c *builder.Catalogue, personas *idp.Personas, d demo) (quickS
 	if err != nil {
 		return quickStart{}, err
 	}
-	grantBody, err := jsonBody(grantRequest{
-		Approver: d.approver,
-		Tool:     payment.FQN,
-		Subject:  personas.Users[d.treasurer].Subject,
-		Material: material,
-	})
+	grants := map[string]string{}
+	for _, approver := range []string{d.approver, d.treasurer} {
+		if grants[approver], err = jsonBody(grantRequest{
+			Approver: approver,
+			Tool:     payment.FQN,
+			Subject:  personas.Users[d.treasurer].Subject,
+			Material: material,
+		}); err != nil {
+			return quickStart{}, err
+		}
+	}
+	fromOther := d.paymentRequest
+	fromOther.FromAccountID = d.otherAccount
+	otherBody, err := jsonBody(fromOther)
 	if err != nil {
 		return quickStart{}, err
 	}
@@ -143,7 +164,8 @@ func newQuickStart(c *builder.Catalogue, personas *idp.Personas, d demo) (quickS
 		Agent:     d.agent,
 		ListRoute: listToolsRoute, CustomerTool: customer.FQN, CustomerRoute: customer.Method,
 		PaymentTool: payment.FQN, PaymentRoute: payment.Method,
-		CustomerBody: customerBody, PaymentBody: paymentBody, GrantBody: grantBody,
+		CustomerBody: customerBody, PaymentBody: paymentBody, GrantBody: grants[d.approver],
+		SelfGrantBody: grants[d.treasurer], OtherAccountPaymentBody: otherBody, OtherAccount: d.otherAccount,
 	}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/garm-dev/garm/examples/bank"
@@ -16,7 +17,7 @@ const (
 	supportSeesCustomer = `{"customerId":"C-1001","displayName":"Priya Raman","email":"***@example.com","phone":"*********0123","dateOfBirth":"1988-01-01T00:00:00Z","customerSince":"2015-03-02T00:00:00Z"}`
 	analystSeesCustomer = `{"customerId":"C-1001","displayName":"Priya Raman","email":"priya.raman@example.com","phone":"+447700900123","dateOfBirth":"1988-04-12T00:00:00Z","nationalId":"QQ123456C","customerSince":"2015-03-02T00:00:00Z"}`
 	notFound            = `{"code":"not_found","message":"No such tool."}`
-	grantRequired       = `{"code":"grant_required","material_fields":["amount_minor_units","currency_code","beneficiary_iban"],"max_grant_age_seconds":300,"message":"This call needs a human's approval grant.","tool":"payments.v1.initiate_payment"}`
+	grantRequired       = `{"code":"grant_required","distinct_approver":true,"material_fields":["from_account_id","amount_minor_units","currency_code","beneficiary_iban"],"max_grant_age_seconds":300,"message":"This call needs a human's approval grant.","tool":"payments.v1.initiate_payment"}`
 	permissionDenied    = `{"code":"permission_denied","message":"The caller may not make this request."}`
 )
 
@@ -40,8 +41,9 @@ var listed = map[string][]string{
 // started exactly as main starts it (only the addresses differ): redaction
 // per persona, an invisible tool answering as a missing route, the listing
 // per persona, an agent seeing no more than the user it acts for, and a
-// payment that asks for an approval, spends it once and is refused the
-// replay. The ledger then holds exactly one row per call made.
+// payment that asks for an approval, refuses the caller's own approval and
+// the approved grant on another paying account, spends it once and is
+// refused the replay. The ledger then holds exactly one row per call made.
 func TestTheTour(t *testing.T) {
 	s := startStack(t, testOptions(t))
 	c := newClient(t, s)
@@ -103,16 +105,30 @@ func TestTheTour(t *testing.T) {
 
 	expect("initiate_payment without a grant", c.call(paymentRoute, treasurer, paymentBody),
 		http.StatusForbidden, grantRequired, row{d.paymentTool, "denied", ""})
-	grant := c.grant(mustJSON(t, map[string]any{
-		"approver": d.approver,
-		"tool":     d.paymentTool,
-		"subject":  s.IdP().Personas().Users[d.treasurer].Subject,
-		"material": map[string]string{
-			"amount_minor_units": "125000",
-			"currency_code":      bank.DemoCurrency,
-			"beneficiary_iban":   bank.DemoBeneficiaryIBAN,
-		},
-	}))
+	grantBy := func(approver string) string {
+		return c.grant(mustJSON(t, map[string]any{
+			"approver": approver,
+			"tool":     d.paymentTool,
+			"subject":  s.IdP().Personas().Users[d.treasurer].Subject,
+			"material": map[string]string{
+				"from_account_id":    bank.DemoAccount,
+				"amount_minor_units": "125000",
+				"currency_code":      bank.DemoCurrency,
+				"beneficiary_iban":   bank.DemoBeneficiaryIBAN,
+			},
+		}))
+	}
+	// details are the ledger details the refusals below must give, by row.
+	details := map[int]string{}
+	details[len(wantRows)] = "the call's own subject"
+	expect("initiate_payment approved by the treasurer themself", c.call(paymentRoute, treasurer, paymentBody, "Garm-Grant", grantBy(d.treasurer)),
+		http.StatusForbidden, permissionDenied, row{d.paymentTool, "denied", ""})
+	grant := grantBy(d.approver)
+	fromOther := d.paymentRequest
+	fromOther.FromAccountID = d.otherAccount
+	details[len(wantRows)] = "approves other material"
+	expect("initiate_payment from another account than approved", c.call(paymentRoute, treasurer, mustJSON(t, fromOther), "Garm-Grant", grant),
+		http.StatusForbidden, permissionDenied, row{d.paymentTool, "denied", ""})
 	paid := c.call(paymentRoute, treasurer, paymentBody, "Garm-Grant", grant)
 	wantRows = append(wantRows, row{d.paymentTool, "ok", ""})
 	var payment struct {
@@ -135,6 +151,9 @@ func TestTheTour(t *testing.T) {
 	for i, e := range rows {
 		if got := (row{e.GetTool(), e.GetOutcome(), e.GetPrincipalActor()}); got != wantRows[i] {
 			t.Errorf("ledger row %d is %+v, want %+v", i+1, got, wantRows[i])
+		}
+		if want, ok := details[i]; ok && !strings.Contains(e.GetErrorDetail(), want) {
+			t.Errorf("ledger row %d's error_detail is %q, want it to say %q", i+1, e.GetErrorDetail(), want)
 		}
 	}
 	checkRedactionCounts(t, rows)

@@ -11,7 +11,7 @@ import (
 )
 
 // tools checks each tool's own declaration: L2, L4, L7 and L20 for what it
-// names, L11, L12, L14, L16, L19, L21, L23, L31–L33, L35; and L27 for the
+// names, L11, L12, L14, L16, L19, L21, L23, L31–L33, L35, L36; and L27 for the
 // methods of its service that say nothing.
 func (l *linter) tools() {
 	for _, pkg := range l.model.Packages {
@@ -141,7 +141,7 @@ func stableError(err error) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\u00a0", " ")), " ")
 }
 
-// approval checks the approval declaration: L31, L32, L33, L35.
+// approval checks the approval declaration: L31, L32, L33, L35, L36.
 func (l *linter) approval(t *Tool) {
 	a, path := t.Policy.GetApproval(), t.Path()
 	grant := a.GetMode() == toolv1.ToolPolicy_Approval_MODE_GRANT
@@ -150,6 +150,9 @@ func (l *linter) approval(t *Tool) {
 	}
 	if len(a.GetMaterialFields()) > 0 && !grant {
 		l.report(Error, "L31", path, "material_fields need approval mode MODE_GRANT")
+	}
+	if a.GetDistinctApprover() && !grant {
+		l.report(Error, "L36", path, "distinct_approver needs approval mode MODE_GRANT: without a grant there is no approver to tell apart")
 	}
 	for _, material := range a.GetMaterialFields() {
 		fields, problem := materialPath(t.Desc.Input(), material)

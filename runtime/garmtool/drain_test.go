@@ -113,6 +113,47 @@ func TestARequestDeliveredAfterShutdownBeganGets503(t *testing.T) {
 	}
 }
 
+// A request whose deadline has passed, delivered while the service shuts
+// down, is answered 503 (shutting down), not 429 (queued past its
+// deadline): SPEC 5.3 checks the gate before the deadline, so a caller
+// retries on another instance instead of being told it was too slow.
+func TestShuttingDownIsAnsweredBeforeAPassedDeadline(t *testing.T) {
+	var reached atomic.Int32
+	entered, release := make(chan struct{}, 2), make(chan struct{})
+	h := serve(t, func(_ context.Context, req proto.Message) (proto.Message, error) {
+		reached.Add(1)
+		entered <- struct{}{}
+		<-release
+		return req, nil
+	}, garmtool.WithConcurrency(1))
+	ctx := testContext(t)
+	first := callAsync(t, h, "first")
+	receive(t, ctx, entered, "the first handler to start")
+	received := receivedMore(t, ctx, h.ServiceConn(), 1)
+	late := make(chan error, 1)
+	go func() {
+		var out wrapperspb.StringValue
+		late <- h.Call(ctx, echo, wrapperspb.String("late"), &out, garmtooltest.WithDeadline(time.Now().Add(-time.Hour)))
+	}()
+	received() // queued behind the first, its deadline long gone
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- h.Stop() }()
+	waitOffTheBus(t, ctx, h.Conn(), wire.ServiceName(echo.Service))
+	close(release)
+
+	if got := receive(t, ctx, first, "the first answer"); got.err != nil || got.value != "first" {
+		t.Fatalf("the first call answered %q, %v", got.value, got.err)
+	}
+	wantAnswer(t, receive(t, ctx, late, "the late answer"), "503", "shutting down")
+	if n := reached.Load(); n != 1 {
+		t.Fatalf("the handler was reached %d times, want once", n)
+	}
+	if err := receive(t, ctx, stopped, "Run to return"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 type runValue struct{}
 
 func TestTheHandlersContextIsCancelledOnlyAfterTheDrainTimeout(t *testing.T) {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -94,10 +96,55 @@ func TestAPanicIsLoggedWithItsStackAtErrorLevel(t *testing.T) {
 	t.Fatal("the panic was not logged")
 }
 
+// TestANilLoggerIsSilent runs a service through everything it logs — its
+// start, a panic, its drain and stop — with a nil logger, listening where a
+// logger it was not given would write: slog's default (which the log
+// package writes through too) and standard error.
 func TestANilLoggerIsSilent(t *testing.T) {
-	h := serve(t, func(context.Context, proto.Message) (proto.Message, error) { panic("quietly") }, garmtool.WithLogger(nil))
-	_, err := callEcho(t, h, "x")
-	wantAnswer(t, err, "500", "handler panicked")
+	heard := overheard(t, garmtool.WithLogger(nil))
+	if heard != "" {
+		t.Fatalf("a service with a nil logger wrote:\n%s", heard)
+	}
+	// The same run with the default logger is heard: the listening works.
+	if heard := overheard(t, garmtool.WithLogger(slog.Default())); !strings.Contains(heard, "handler panicked") {
+		t.Fatalf("the listening heard %q from a service logging to the default logger", heard)
+	}
+}
+
+// overheard starts a service with opt, makes it panic once, stops it and
+// returns what reached slog's default logger and standard error meanwhile.
+func overheard(t *testing.T, opt garmtool.Option) string {
+	t.Helper()
+	var heard logLines
+	previous := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&heard, nil)))
+	defer slog.SetDefault(previous)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := os.Stderr
+	os.Stderr = w
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(&heard, r)
+	}()
+	func() {
+		defer func() { os.Stderr = stderr }()
+		h := serve(t, func(context.Context, proto.Message) (proto.Message, error) { panic("quietly") }, opt)
+		_, err := callEcho(t, h, "x")
+		wantAnswer(t, err, "500", "handler panicked")
+		if err := h.Stop(); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	_ = w.Close()
+	<-copied
+	_ = r.Close()
+	heard.mu.Lock()
+	defer heard.mu.Unlock()
+	return heard.buf.String()
 }
 
 func TestNonPositiveOptionsMeanTheDefaults(t *testing.T) {

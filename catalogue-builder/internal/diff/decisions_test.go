@@ -54,6 +54,10 @@ func TestApprovalDecisions(t *testing.T) {
 	withTerms := func(m toolv1.ToolPolicy_Approval_Mode) *toolv1.ToolPolicy_Approval {
 		return &toolv1.ToolPolicy_Approval{Mode: m, MaxGrantAgeSeconds: 60, MaterialFields: []string{"order_id"}}
 	}
+	fourEyes := func(a *toolv1.ToolPolicy_Approval) *toolv1.ToolPolicy_Approval {
+		a.DistinctApprover = true
+		return a
+	}
 	tests := []struct {
 		name     string
 		old, new *toolv1.ToolPolicy_Approval
@@ -68,6 +72,11 @@ func TestApprovalDecisions(t *testing.T) {
 		{"an approver floor set where none was: UNSPECIFIED is met by no approver", withTerms(grant),
 			&toolv1.ToolPolicy_Approval{Mode: grant, MaxGrantAgeSeconds: 60, MaterialFields: []string{"order_id"}, ApproverMinClearance: toolv1.Clearance_CLEARANCE_INTERNAL},
 			[]string{"widening: " + fqn + ": approver clearance lowered to INTERNAL, was UNSPECIFIED"}},
+		{"four eyes turned off", fourEyes(withTerms(grant)), withTerms(grant),
+			[]string{"widening: " + fqn + ": distinct_approver turned off: the caller or an actor of its chain may approve its own call"}},
+		{"four eyes turned on", withTerms(grant), fourEyes(withTerms(grant)),
+			[]string{"narrowing: " + fqn + ": distinct_approver turned on: the approver must be neither the caller nor an actor of its chain"}},
+		{"four eyes beside NOTIFY bind nothing", fourEyes(withTerms(notify)), withTerms(notify), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -95,6 +95,14 @@ func (r *report) approval(fqn string, was, is *toolv1.ToolPolicy_Approval) {
 	for _, f := range added {
 		r.about(Narrowing, fqn, "grants now bind material field %s", f)
 	}
+	// Four eyes: without distinct_approver, the caller or an agent acting
+	// for it may approve its own call.
+	switch before, after := was.GetDistinctApprover(), is.GetDistinctApprover(); {
+	case before && !after:
+		r.about(Widening, fqn, "distinct_approver turned off: the caller or an actor of its chain may approve its own call")
+	case !before && after:
+		r.about(Narrowing, fqn, "distinct_approver turned on: the approver must be neither the caller nor an actor of its chain")
+	}
 }
 
 // audit reports a change of level, or, when the tool is audited on both

@@ -59,6 +59,7 @@ func toolRows(t Tool) [][2]string {
 		}
 		rows = append(rows,
 			[2]string{"  approver", approver},
+			[2]string{"  four eyes", yesNo(g.DistinctApprover)},
 			[2]string{"  max age", fmt.Sprintf("%ds", g.MaxGrantAgeSeconds)},
 			[2]string{"  material", list(g.MaterialFields)},
 		)

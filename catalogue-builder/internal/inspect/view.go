@@ -85,8 +85,11 @@ type Grant struct {
 	// ApproverCompartments and MaterialFields are sorted.
 	ApproverCompartments []string `json:"approver_compartments"`
 	ApproverMinClearance string   `json:"approver_min_clearance"`
-	MaterialFields       []string `json:"material_fields"`
-	MaxGrantAgeSeconds   uint32   `json:"max_grant_age_seconds"`
+	// DistinctApprover is four eyes: the approver may not be the caller
+	// or an actor of its chain.
+	DistinctApprover   bool     `json:"distinct_approver"`
+	MaterialFields     []string `json:"material_fields"`
+	MaxGrantAgeSeconds uint32   `json:"max_grant_age_seconds"`
 }
 
 // Audit is a tool's audit level and terms.
@@ -152,6 +155,7 @@ func describeTool(t *compile.Tool) Tool {
 		tool.Approval.Grant = &Grant{
 			ApproverCompartments: sorted(a.GetApproverCompartments()),
 			ApproverMinClearance: EnumName(a.GetApproverMinClearance()),
+			DistinctApprover:     a.GetDistinctApprover(),
 			MaterialFields:       sorted(a.GetMaterialFields()),
 			MaxGrantAgeSeconds:   a.GetMaxGrantAgeSeconds(),
 		}

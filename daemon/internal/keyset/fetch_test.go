@@ -71,7 +71,7 @@ func TestAnUnknownKidRefetchesAtMostOncePerMinute(t *testing.T) {
 	mustRefuse(t, s, stranger.Sign(t, payload))
 	wantHits(t, srv, 1)
 
-	clock.Advance(UnknownKidInterval)
+	clock.Advance(specUnknownKidInterval)
 	err := mustRefuse(t, s, stranger.Sign(t, payload))
 	if !errors.Is(err, errUnknownKid) {
 		t.Fatalf("refused with %v, want an unknown kid", err)
@@ -85,7 +85,7 @@ func TestAnUnknownKidRefetchesAtMostOncePerMinute(t *testing.T) {
 
 	// A key published since is found by the next refetch a minute later.
 	srv.Publish(t, k, rotated)
-	clock.Advance(UnknownKidInterval - time.Second)
+	clock.Advance(specUnknownKidInterval - time.Second)
 	mustRefuse(t, s, rotated.Sign(t, payload))
 	wantHits(t, srv, 2)
 	clock.Advance(time.Second)
@@ -100,7 +100,7 @@ func TestAUseNearTheEndOfTheSetsLifeRefreshesItInTheBackground(t *testing.T) {
 	s, clock := newSet(t, srv)
 	mustVerify(t, s, k.Sign(t, payload))
 
-	clock.Advance(TTL - RefreshAhead - time.Second)
+	clock.Advance(specTTL - RefreshAhead - time.Second)
 	mustVerify(t, s, k.Sign(t, payload))
 	settle(t, s)
 	wantHits(t, srv, 1)
@@ -116,8 +116,8 @@ func TestAUseNearTheEndOfTheSetsLifeRefreshesItInTheBackground(t *testing.T) {
 	settle(t, s)
 	wantHits(t, srv, 2)
 
-	// The refreshed set lives a full TTL from when the refresh began.
-	clock.Advance(TTL - RefreshAhead - time.Second)
+	// The refreshed set lives a full specTTL from when the refresh began.
+	clock.Advance(specTTL - RefreshAhead - time.Second)
 	mustVerify(t, s, k.Sign(t, payload))
 	settle(t, s)
 	wantHits(t, srv, 2)
@@ -130,7 +130,7 @@ func TestARefreshThatFailsLeavesTheFreshSetServingUntilItIsStale(t *testing.T) {
 	mustVerify(t, s, k.Sign(t, payload))
 
 	srv.Serve(http.StatusInternalServerError, []byte("down"))
-	clock.Advance(TTL - RefreshAhead)
+	clock.Advance(specTTL - RefreshAhead)
 	mustVerify(t, s, k.Sign(t, payload))
 	settle(t, s)
 	wantHits(t, srv, 2)
@@ -157,7 +157,7 @@ func TestAStaleSetWhoseEndpointFailsRefusesAndRecoversWithTheEndpoint(t *testing
 	mustVerify(t, s, k.Sign(t, payload))
 
 	srv.Serve(http.StatusServiceUnavailable, nil)
-	clock.Advance(TTL)
+	clock.Advance(specTTL)
 	mustRefuse(t, s, k.Sign(t, payload))
 	wantHits(t, srv, 2)
 	// An endpoint that just failed is not asked again on every call.
@@ -199,14 +199,14 @@ func TestAWaiterThatGivesUpDoesNotCancelTheFetchOthersNeed(t *testing.T) {
 func TestABodyOverTheLimitIsRefused(t *testing.T) {
 	k := keysettest.NewKey(t, "ES256", "k1")
 	srv := keysettest.NewServer(t, k)
-	body := append([]byte(`{"keys":[`+string(k.JWK(t))+`]}`), bytes.Repeat([]byte(" "), MaxBodyBytes)...)
+	body := append([]byte(`{"keys":[`+string(k.JWK(t))+`]}`), bytes.Repeat([]byte(" "), specMaxBodyBytes)...)
 	srv.Serve(http.StatusOK, body)
 	s, clock := newSet(t, srv)
 	err := mustRefuse(t, s, k.Sign(t, payload))
 	if !strings.Contains(err.Error(), "larger than") {
 		t.Fatalf("refused with %q, want the body too large", err)
 	}
-	srv.Serve(http.StatusOK, body[:MaxBodyBytes])
+	srv.Serve(http.StatusOK, body[:specMaxBodyBytes])
 	clock.Advance(RetryAfterFailure)
 	mustVerify(t, s, k.Sign(t, payload))
 }

@@ -65,14 +65,16 @@ var everyone = caller{clearance: restricted, verbs: []toolv1.Verb{read, write, d
 type listed struct {
 	Digest string `json:"catalogue_digest"`
 	Tools  []struct {
-		FQN            string          `json:"fqn"`
-		Method         string          `json:"method"`
-		Verb           string          `json:"verb"`
-		Sets           []string        `json:"sets"`
-		Audience       []string        `json:"audience"`
-		ApprovalMode   string          `json:"approval_mode"`
-		MaterialFields []string        `json:"material_fields"`
-		InputSchema    json.RawMessage `json:"input_schema"`
+		FQN            string   `json:"fqn"`
+		Method         string   `json:"method"`
+		Verb           string   `json:"verb"`
+		Sets           []string `json:"sets"`
+		Audience       []string `json:"audience"`
+		ApprovalMode   string   `json:"approval_mode"`
+		MaterialFields []string `json:"material_fields"`
+		// A pointer, so a row without the key is told from false.
+		DistinctApprover *bool           `json:"distinct_approver"`
+		InputSchema      json.RawMessage `json:"input_schema"`
 	} `json:"tools"`
 }
 

@@ -126,7 +126,10 @@ type rowHead struct {
 	Audience       []string `json:"audience"`
 	ApprovalMode   string   `json:"approval_mode"`
 	MaterialFields []string `json:"material_fields"`
-	Guidance       guidance `json:"guidance"`
+	// DistinctApprover is four eyes: the grant's approver must not be
+	// a party to the call.
+	DistinctApprover bool     `json:"distinct_approver"`
+	Guidance         guidance `json:"guidance"`
 }
 
 type guidance struct {
@@ -138,15 +141,16 @@ type guidance struct {
 func newRow(t *call.Tool) (*row, error) {
 	p := t.Policy
 	head := rowHead{
-		FQN:            t.FQN,
-		Method:         t.Method,
-		Title:          p.GetTitle(),
-		Description:    p.GetDescription(),
-		Verb:           t.Verb.String(),
-		Sets:           nonNil(t.Sets),
-		Audience:       []string{},
-		ApprovalMode:   p.GetApproval().GetMode().String(),
-		MaterialFields: nonNil(p.GetApproval().GetMaterialFields()),
+		FQN:              t.FQN,
+		Method:           t.Method,
+		Title:            p.GetTitle(),
+		Description:      p.GetDescription(),
+		Verb:             t.Verb.String(),
+		Sets:             nonNil(t.Sets),
+		Audience:         []string{},
+		ApprovalMode:     p.GetApproval().GetMode().String(),
+		MaterialFields:   nonNil(p.GetApproval().GetMaterialFields()),
+		DistinctApprover: p.GetApproval().GetDistinctApprover(),
 		Guidance: guidance{
 			WhenToUse:    p.GetGuidance().GetWhenToUse(),
 			WhenNotToUse: p.GetGuidance().GetWhenNotToUse(),

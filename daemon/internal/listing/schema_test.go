@@ -111,7 +111,8 @@ func TestARowCarriesTheToolsDeclarationsByName(t *testing.T) {
 			continue
 		}
 		if tool.Verb != "VERB_WRITE" || tool.ApprovalMode != "MODE_GRANT" || tool.Method != "/desk.v1.Desk/UpdateContact" ||
-			!slices.Equal(tool.Sets, []string{"ops", "support"}) || !slices.Equal(tool.MaterialFields, []string{"id"}) || len(tool.Audience) != 0 || tool.Audience == nil {
+			!slices.Equal(tool.Sets, []string{"ops", "support"}) || !slices.Equal(tool.MaterialFields, []string{"id"}) || len(tool.Audience) != 0 || tool.Audience == nil ||
+			tool.DistinctApprover == nil || !*tool.DistinctApprover {
 			t.Fatalf("row %+v", tool)
 		}
 		return

@@ -153,7 +153,7 @@ func TestATokenNamingIssuerASignedWithIssuerBsKeyIsRefused(t *testing.T) {
 func TestExpiredAndNotYetValidTokensAreRefusedWithSkewBothWays(t *testing.T) {
 	f := newFixture(t)
 	now := f.clock.Now().Unix()
-	skew := int64(DefaultSkew.Seconds())
+	skew := int64(specSkew.Seconds())
 	cases := []struct {
 		name   string
 		claims map[string]any

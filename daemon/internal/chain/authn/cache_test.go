@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/garm-dev/garm/daemon/internal/call"
-	"github.com/garm-dev/garm/daemon/internal/keyset"
 	"github.com/garm-dev/garm/daemon/internal/keyset/keysettest"
 )
 
@@ -20,7 +19,7 @@ func TestACachedTokenIsServedWithoutVerifyingItAgain(t *testing.T) {
 
 	// Past the key set's life, with its endpoint down: only a cache hit can
 	// still accept the token.
-	f.clock.Advance(keyset.TTL + time.Minute)
+	f.clock.Advance(specKeySetTTL + time.Minute)
 	f.jwksA.Serve(http.StatusInternalServerError, nil)
 	second := f.accept(t, token)
 	if second != first {
@@ -55,7 +54,7 @@ func TestACachedPrincipalIsNeverServedPastItsExp(t *testing.T) {
 	if n := f.auth.cache.len(); n != 0 {
 		t.Fatalf("the cache holds %d entries after exp, want 0", n)
 	}
-	f.clock.Advance(DefaultSkew)
+	f.clock.Advance(specSkew)
 	f.refuse(t, "Bearer "+token)
 	if hits, misses := f.auth.CacheCounts(); hits != 1 || misses != 3 {
 		t.Fatalf("cache counts %d hits %d misses, want 1 and 3", hits, misses)

@@ -82,7 +82,7 @@ func FuzzAuthenticate(f *testing.F) {
 			t.Fatalf("compartment names not sorted: %v", p.CompartmentNames)
 		case !p.Scoped && len(p.ToolSets) > 0:
 			t.Fatal("an unscoped principal holds tool sets")
-		case !clock.Now().Before(p.Expiry.Add(DefaultSkew)):
+		case !clock.Now().Before(p.Expiry.Add(specSkew)):
 			t.Fatal("accepted an expired token")
 		}
 		for _, n := range p.CompartmentNames {

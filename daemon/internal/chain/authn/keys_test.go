@@ -25,17 +25,17 @@ func TestAnUnknownKidRefetchesTheKeySetAtMostOncePerMinute(t *testing.T) {
 	}
 	wantFetches(t, f.jwksA, 1)
 
-	f.clock.Advance(keyset.UnknownKidInterval)
+	f.clock.Advance(specUnknownKidInterval)
 	f.refuse(t, token("2"))
 	f.refuse(t, token("3"))
 	wantFetches(t, f.jwksA, 2)
 
 	// The issuer rotates; the new key is found by the next allowed refetch.
 	f.jwksA.Publish(t, f.keyA, rotated)
-	f.clock.Advance(keyset.UnknownKidInterval / 2)
+	f.clock.Advance(specUnknownKidInterval / 2)
 	f.refuse(t, token("4"))
 	wantFetches(t, f.jwksA, 2)
-	f.clock.Advance(keyset.UnknownKidInterval / 2)
+	f.clock.Advance(specUnknownKidInterval / 2)
 	f.accept(t, strings.TrimPrefix(token("5"), "Bearer "))
 	wantFetches(t, f.jwksA, 3)
 }
@@ -44,7 +44,7 @@ func TestAStaleKeySetWhoseEndpointFailsRefuses(t *testing.T) {
 	f := newFixture(t)
 	f.accept(t, f.sign(t, f.claims()))
 	f.jwksA.Serve(http.StatusBadGateway, []byte("upstream down"))
-	f.clock.Advance(keyset.TTL)
+	f.clock.Advance(specKeySetTTL)
 	detail := f.refuse(t, "Bearer "+f.sign(t, f.claims()))
 	if !strings.Contains(detail, "unavailable") {
 		t.Fatalf("detail %q does not say the key set is unavailable", detail)
@@ -63,7 +63,7 @@ func TestAKeySetIsRefreshedAheadOfItsExpiry(t *testing.T) {
 
 	// A use in the last part of the set's life starts one background
 	// refresh; the rotated key is then known without an unknown-kid refetch.
-	f.clock.Advance(keyset.TTL - keyset.RefreshAhead)
+	f.clock.Advance(specKeySetTTL - keyset.RefreshAhead)
 	f.accept(t, f.sign(t, set(f.claims(), "jti", "t-2")))
 	f.accept(t, rotated.Sign(t, encode(t, f.claims())))
 	wantFetches(t, f.jwksA, 2)

@@ -115,12 +115,14 @@ func TestAnAbsentGrantIsGrantRequiredSayingWhatAGrantMustBind(t *testing.T) {
 			"tool":                  initiatePayment,
 			"material_fields":       []string{"amount_minor_units", "beneficiary_iban", "currency_code"},
 			"max_grant_age_seconds": uint32(300),
-		}, `{"code":"grant_required","material_fields":["amount_minor_units","beneficiary_iban","currency_code"],"max_grant_age_seconds":300,"message":"This call needs a human's approval grant.","tool":"grantfix.v1.initiate_payment"}`},
+			"distinct_approver":     false,
+		}, `{"code":"grant_required","distinct_approver":false,"material_fields":["amount_minor_units","beneficiary_iban","currency_code"],"max_grant_age_seconds":300,"message":"This call needs a human's approval grant.","tool":"grantfix.v1.initiate_payment"}`},
 		{"cancel_payment", map[string]any{
 			"tool":                  cancelPayment,
 			"material_fields":       []string{},
 			"max_grant_age_seconds": uint32(60),
-		}, `{"code":"grant_required","material_fields":[],"max_grant_age_seconds":60,"message":"This call needs a human's approval grant.","tool":"grantfix.v1.cancel_payment"}`},
+			"distinct_approver":     false,
+		}, `{"code":"grant_required","distinct_approver":false,"material_fields":[],"max_grant_age_seconds":60,"message":"This call needs a human's approval grant.","tool":"grantfix.v1.cancel_payment"}`},
 	} {
 		t.Run(c.tool, func(t *testing.T) {
 			tl := tool(t, c.tool)

@@ -235,6 +235,11 @@ func (v *Verifier) checkClaims(c *claims, p *call.Principal, t *call.Tool, appro
 	case !call.Allows(g.clearance, approval.GetApproverMinClearance()):
 		return refuseJTI(c.jti, "was approved at clearance %s, below the tool's approver_min_clearance %s", g.clearance, approval.GetApproverMinClearance())
 	}
+	if approval.GetDistinctApprover() {
+		if err := fourEyes(c, p); err != nil {
+			return err
+		}
+	}
 	for _, need := range approval.GetApproverCompartments() {
 		if !slices.Contains(g.compartments, need) {
 			return refuseJTI(c.jti, "was approved by an approver without compartment %q", need)
@@ -255,6 +260,22 @@ func (v *Verifier) checkClaims(c *claims, p *call.Principal, t *call.Tool, appro
 	return nil
 }
 
+// fourEyes is distinct_approver: the approver must be a person other than
+// every party to the call — its subject and each actor it was delegated
+// through. Subjects are compared exactly, as the token and the grant spell
+// them.
+func fourEyes(c *claims, p *call.Principal) error {
+	if c.grant.approver == p.Subject {
+		return refuseJTI(c.jti, "was approved by the call's own subject, and the tool declares distinct_approver")
+	}
+	for i, a := range p.Act {
+		if c.grant.approver == a.Subject {
+			return refuseJTI(c.jti, "was approved by actor %d of the call's delegation chain, and the tool declares distinct_approver", i+1)
+		}
+	}
+	return nil
+}
+
 // grantRequired is the refusal of a call that presented no grant: the
 // caller learns what a grant for this tool must bind, so it can ask for one.
 func grantRequired(t *call.Tool, approval *toolv1.ToolPolicy_Approval) *deny.Denied {
@@ -267,6 +288,8 @@ func grantRequired(t *call.Tool, approval *toolv1.ToolPolicy_Approval) *deny.Den
 			// own slice.
 			"material_fields":       append([]string{}, approval.GetMaterialFields()...),
 			"max_grant_age_seconds": approval.GetMaxGrantAgeSeconds(),
+			// So the caller asks somebody other than itself and its agents.
+			"distinct_approver": approval.GetDistinctApprover(),
 		},
 	}
 }

@@ -93,7 +93,7 @@ func TestAFullBatchIsPublishedAtTheRowLimitWithoutWaiting(t *testing.T) {
 	var logs logCapture
 	r := newRecorder(t, js, ledgerjs.Options{Logger: logs.logger(), FlushInterval: never})
 
-	const n = 2*ledgerjs.DefaultMaxBatchRows + 88
+	const n = 2*specBatchRows + 88
 	for i := range n {
 		r.Record(row("acme", i))
 	}
@@ -112,8 +112,8 @@ func TestAFullBatchIsPublishedAtTheRowLimitWithoutWaiting(t *testing.T) {
 			next++
 		}
 	}
-	if len(sizes) != 3 || sizes[0] != ledgerjs.DefaultMaxBatchRows || sizes[1] != ledgerjs.DefaultMaxBatchRows || sizes[2] != 88 {
-		t.Errorf("batches of %v rows, want [%d %d 88]", sizes, ledgerjs.DefaultMaxBatchRows, ledgerjs.DefaultMaxBatchRows)
+	if len(sizes) != 3 || sizes[0] != specBatchRows || sizes[1] != specBatchRows || sizes[2] != 88 {
+		t.Errorf("batches of %v rows, want [%d %d 88]", sizes, specBatchRows, specBatchRows)
 	}
 }
 
@@ -139,13 +139,13 @@ func TestABatchIsPublishedBeforeARowWouldTakeItPastTheByteLimit(t *testing.T) {
 	total := 0
 	for i, b := range batches {
 		total += len(b.rows)
-		if b.size > ledgerjs.DefaultMaxBatchBytes {
-			t.Errorf("batch %d is %d bytes, more than %d", i, b.size, ledgerjs.DefaultMaxBatchBytes)
+		if b.size > specBatchBytes {
+			t.Errorf("batch %d is %d bytes, more than %d", i, b.size, specBatchBytes)
 		}
-		if i < len(batches)-1 && b.size+rowSize+8 <= ledgerjs.DefaultMaxBatchBytes {
+		if i < len(batches)-1 && b.size+rowSize+8 <= specBatchBytes {
 			t.Errorf("batch %d is %d bytes and was published although another %d-byte row fitted", i, b.size, rowSize)
 		}
-		if len(b.rows) >= ledgerjs.DefaultMaxBatchRows {
+		if len(b.rows) >= specBatchRows {
 			t.Errorf("batch %d was cut by its row count, not its size", i)
 		}
 	}

@@ -1689,8 +1689,12 @@ type ToolPolicy_Approval struct {
 	// Dotted request paths whose values the grant is bound to: a grant
 	// approves these exact values, and a call with others is refused.
 	MaterialFields []string `protobuf:"bytes,6,rep,name=material_fields,json=materialFields,proto3" json:"material_fields,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Four eyes: a grant counts only when its approver is neither the
+	// call's subject nor any actor in its delegation chain. Only with
+	// MODE_GRANT.
+	DistinctApprover bool `protobuf:"varint,7,opt,name=distinct_approver,json=distinctApprover,proto3" json:"distinct_approver,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ToolPolicy_Approval) Reset() {
@@ -1763,6 +1767,13 @@ func (x *ToolPolicy_Approval) GetMaterialFields() []string {
 		return x.MaterialFields
 	}
 	return nil
+}
+
+func (x *ToolPolicy_Approval) GetDistinctApprover() bool {
+	if x != nil {
+		return x.DistinctApprover
+	}
+	return false
 }
 
 // Advice for the model or person choosing tools, shown in the listing.
@@ -2094,7 +2105,7 @@ const file_garm_tool_v1_tool_proto_rawDesc = "" +
 	"\tUrlOrigin\x1a6\n" +
 	"\tDateGrain\x12)\n" +
 	"\x05grain\x18\x01 \x01(\x0e2\x13.garm.tool.v1.GrainR\x05grainB\x06\n" +
-	"\x04kindJ\x04\b\x0f\x10\x10\"\xe2\f\n" +
+	"\x04kindJ\x04\b\x0f\x10\x10\"\x8f\r\n" +
 	"\n" +
 	"ToolPolicy\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
@@ -2117,14 +2128,15 @@ const file_garm_tool_v1_tool_proto_rawDesc = "" +
 	"idempotent\x12A\n" +
 	"\rreversibility\x18\x02 \x01(\x0e2\x1b.garm.tool.v1.ReversibilityR\rreversibility\x12\x1a\n" +
 	"\bexternal\x18\x03 \x01(\bR\bexternal\x12+\n" +
-	"\x11compensating_tool\x18\x04 \x01(\tR\x10compensatingTool\x1a\x8a\x03\n" +
+	"\x11compensating_tool\x18\x04 \x01(\tR\x10compensatingTool\x1a\xb7\x03\n" +
 	"\bApproval\x12:\n" +
 	"\x04mode\x18\x01 \x01(\x0e2&.garm.tool.v1.ToolPolicy.Approval.ModeR\x04mode\x12M\n" +
 	"\x16approver_min_clearance\x18\x02 \x01(\x0e2\x17.garm.tool.v1.ClearanceR\x14approverMinClearance\x123\n" +
 	"\x15approver_compartments\x18\x03 \x03(\tR\x14approverCompartments\x121\n" +
 	"\x15max_grant_age_seconds\x18\x04 \x01(\rR\x12maxGrantAgeSeconds\x12\x14\n" +
 	"\x05notes\x18\x05 \x01(\tR\x05notes\x12'\n" +
-	"\x0fmaterial_fields\x18\x06 \x03(\tR\x0ematerialFields\"L\n" +
+	"\x0fmaterial_fields\x18\x06 \x03(\tR\x0ematerialFields\x12+\n" +
+	"\x11distinct_approver\x18\a \x01(\bR\x10distinctApprover\"L\n" +
 	"\x04Mode\x12\x14\n" +
 	"\x10MODE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tMODE_NONE\x10\x01\x12\x0f\n" +

@@ -142,10 +142,12 @@ const file_l7_proto_rawDesc = "" +
 	"\basked_by\x18\x02 \x01(\tB\x13\x8a\xb5\x18\x0f\b\x14\x1a\vpii-contactH\x01R\aaskedBy\x88\x01\x01:\x06\x9a\xb5\x18\x02\b\n" +
 	"B\t\n" +
 	"\a_answerB\v\n" +
-	"\t_asked_by2t\n" +
+	"\t_asked_by2\xf0\x01\n" +
 	"\x06Oracle\x12j\n" +
 	"\x03Ask\x12\x1c.l7_undeclared.v1.AskRequest\x1a\x1d.l7_undeclared.v1.AskResponse\"&\x92\xb5\x18\"\x1a\x13Answers a question. \x01(\n" +
-	"2\afinanceBZZXgithub.com/garm-dev/garm/protoc-gen-garm/testdata/lint_l7_undeclared/want;l7undeclaredv1b\x06proto3"
+	"2\afinance\x12z\n" +
+	"\x06Settle\x12\x1c.l7_undeclared.v1.AskRequest\x1a\x1d.l7_undeclared.v1.AskResponse\"3\x92\xb5\x18/\x1a\x13Settles a question. \x02(\n" +
+	"B\x02\x10\x03J\x10\b\x03\x10\x14\x1a\btreasury <BZZXgithub.com/garm-dev/garm/protoc-gen-garm/testdata/lint_l7_undeclared/want;l7undeclaredv1b\x06proto3"
 
 var (
 	file_l7_proto_rawDescOnce sync.Once
@@ -166,9 +168,11 @@ var file_l7_proto_goTypes = []any{
 }
 var file_l7_proto_depIdxs = []int32{
 	0, // 0: l7_undeclared.v1.Oracle.Ask:input_type -> l7_undeclared.v1.AskRequest
-	1, // 1: l7_undeclared.v1.Oracle.Ask:output_type -> l7_undeclared.v1.AskResponse
-	1, // [1:2] is the sub-list for method output_type
-	0, // [0:1] is the sub-list for method input_type
+	0, // 1: l7_undeclared.v1.Oracle.Settle:input_type -> l7_undeclared.v1.AskRequest
+	1, // 2: l7_undeclared.v1.Oracle.Ask:output_type -> l7_undeclared.v1.AskResponse
+	1, // 3: l7_undeclared.v1.Oracle.Settle:output_type -> l7_undeclared.v1.AskResponse
+	2, // [2:4] is the sub-list for method output_type
+	0, // [0:2] is the sub-list for method input_type
 	0, // [0:0] is the sub-list for extension type_name
 	0, // [0:0] is the sub-list for extension extendee
 	0, // [0:0] is the sub-list for field type_name

@@ -31,6 +31,11 @@ type OracleHandler interface {
 	//
 	// Ask answers a question.
 	Ask(context.Context, *AskRequest) (*AskResponse, error)
+	// Settle serves the tool l7_undeclared.v1.settle.
+	//
+	// Settle settles a question, once somebody in a compartment declared
+	// nowhere approves.
+	Settle(context.Context, *AskRequest) (*AskResponse, error)
 }
 
 // OracleTools are the tools of l7_undeclared.v1.Oracle, in declaration order.
@@ -42,6 +47,14 @@ func oracleTools() []toolbind.ToolRef {
 			FQN:             "l7_undeclared.v1.ask",
 			Subject:         "l7_undeclared.v1.Oracle.Ask",
 			Method:          "/l7_undeclared.v1.Oracle/Ask",
+			Service:         "l7_undeclared.v1.Oracle",
+			ContractVersion: ContractVersion,
+			DescriptorHash:  DescriptorHash,
+		},
+		{
+			FQN:             "l7_undeclared.v1.settle",
+			Subject:         "l7_undeclared.v1.Oracle.Settle",
+			Method:          "/l7_undeclared.v1.Oracle/Settle",
 			Service:         "l7_undeclared.v1.Oracle",
 			ContractVersion: ContractVersion,
 			DescriptorHash:  DescriptorHash,
@@ -68,6 +81,24 @@ func ServeOracle(r toolbind.Registrar, h OracleHandler) error {
 			}
 			if out == nil {
 				return nil, errors.New("l7_undeclared.v1.Oracle.Ask: handler returned no response and no error")
+			}
+			return out, nil
+		}); err != nil {
+		return err
+	}
+	if err := r.Endpoint(tools[1],
+		func() proto.Message { return new(AskRequest) },
+		func(ctx context.Context, req proto.Message) (proto.Message, error) {
+			in, ok := req.(*AskRequest)
+			if !ok {
+				return nil, fmt.Errorf("l7_undeclared.v1.Oracle.Settle: request is %T, want *l7_undeclared.v1.AskRequest", req)
+			}
+			out, err := h.Settle(ctx, in)
+			if err != nil {
+				return nil, err
+			}
+			if out == nil {
+				return nil, errors.New("l7_undeclared.v1.Oracle.Settle: handler returned no response and no error")
 			}
 			return out, nil
 		}); err != nil {
