@@ -87,6 +87,12 @@ func New(c Config) *Chain {
 	return &Chain{Config: c}
 }
 
+// The surfaces a call can arrive on, as the row records them.
+const (
+	SurfaceHTTP = "http"
+	SurfaceMCP  = "mcp"
+)
+
 // Request is one HTTP request as the chain needs it.
 type Request struct {
 	HTTPMethod string
@@ -104,6 +110,11 @@ type Request struct {
 	CorrelationID string
 	// Grant is the Garm-Grant header: an approval grant.
 	Grant string
+	// Surface is what the call arrived on, for the row: "http" or "mcp".
+	Surface string
+	// ClientName is the name the client declared for itself, for the row
+	// (attribution only; the surface bounds and sanitises it).
+	ClientName string
 }
 
 // Response is what the caller is answered.
@@ -143,6 +154,7 @@ func (c *Chain) Run(ctx context.Context, req *Request) (resp *Response) {
 	start := c.Now()
 	eventID := rowstep.NewEventID(start)
 	st := &state{row: rowstep.Open(eventID, start, req.Path, c.Version)}
+	rowstep.Surface(st.row, req.Surface, req.ClientName)
 	var err error
 	defer func() {
 		if p := recover(); p != nil {

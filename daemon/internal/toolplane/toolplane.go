@@ -69,6 +69,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Tracestate:    r.Header.Get("Tracestate"),
 		CorrelationID: r.Header.Get(CorrelationIDHeader),
 		Grant:         r.Header.Get(GrantHeader),
+		Surface:       chain.SurfaceHTTP,
 	})
 	hdr := w.Header()
 	hdr["Content-Type"] = []string{resp.ContentType}
