@@ -32,7 +32,10 @@ func ContentType(json bool) string {
 // receives.
 var (
 	jsonIn  = protojson.UnmarshalOptions{DiscardUnknown: false}
-	jsonOut = protojson.MarshalOptions{AllowPartial: true}
+	// Answers name fields as the contract does (customer_id), the spelling
+	// of every input schema, violation and listing: a caller never meets a
+	// second spelling of one field (docs/decisions/0038).
+	jsonOut = protojson.MarshalOptions{AllowPartial: true, UseProtoNames: true}
 	binIn   = proto.UnmarshalOptions{DiscardUnknown: false}
 	binOut  = proto.MarshalOptions{AllowPartial: true}
 	replyIn = proto.UnmarshalOptions{DiscardUnknown: true, AllowPartial: true}
