@@ -22,6 +22,7 @@ import (
 	ledgerjs "github.com/garm-dev/garm/daemon/internal/ledger/jetstream"
 	"github.com/garm-dev/garm/daemon/internal/ledger/logsink"
 	"github.com/garm-dev/garm/daemon/internal/listing"
+	"github.com/garm-dev/garm/daemon/internal/mcp"
 	"github.com/garm-dev/garm/daemon/internal/metrics"
 	"github.com/garm-dev/garm/daemon/internal/quarantine"
 	"github.com/garm-dev/garm/daemon/internal/toolplane"
@@ -75,6 +76,8 @@ type Daemon struct {
 	// quarantine keeps packages whose services mismatch the catalogue
 	// from being called.
 	quarantine *quarantine.Reconciler
+	// mcpResource is the MCP endpoint's canonical URL; empty without --mcp.
+	mcpResource string
 }
 
 // Serve runs garmd with cfg until ctx is done, then shuts down (SPEC 7.11).
@@ -136,6 +139,20 @@ func (d *Daemon) open(ctx context.Context) error {
 	}
 	d.serving.Store(gen)
 
+	// The tool plane is bound first: the MCP resource's default URL is
+	// its address, and a token may name that resource as its audience.
+	if d.plane, err = net.Listen("tcp", cfg.Listen); err != nil {
+		return fmt.Errorf("--listen %s: %w", cfg.Listen, err)
+	}
+	var audiences []string
+	if cfg.MCP {
+		d.mcpResource = cfg.MCPResource
+		if d.mcpResource == "" {
+			d.mcpResource = "http://" + d.plane.Addr().String() + mcp.Path
+		}
+		audiences = []string{d.mcpResource}
+	}
+
 	issuers := make([]authn.Issuer, len(cfg.Issuers))
 	for i, iss := range cfg.Issuers {
 		issuers[i] = authn.Issuer{Name: iss, JWKSURL: cfg.JWKS[i]}
@@ -143,6 +160,7 @@ func (d *Daemon) open(ctx context.Context) error {
 	authenticator, err := authn.New(authn.Config{
 		Issuers:   issuers,
 		Audience:  cfg.Audience,
+		Audiences: audiences,
 		CacheSize: tokenCacheSize,
 		Logger:    logger,
 	})
@@ -183,8 +201,14 @@ func (d *Daemon) open(ctx context.Context) error {
 		cc.Notify = d.opt.notifier
 	}
 	ch := chain.New(cc)
+	handler := toolplane.Handler(ch)
+	if cfg.MCP {
+		if handler, err = withMCP(ch, handler, d.mcpResource, cfg.Issuers, hashKey, logger); err != nil {
+			return err
+		}
+	}
 	d.planeSrv = &http.Server{
-		Handler:           toolplane.Handler(ch),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -192,9 +216,6 @@ func (d *Daemon) open(ctx context.Context) error {
 	}
 	d.adminH = admin.Handler(admin.Config{Ready: d.ready, Metrics: d.metrics.Handler(), Logger: logger})
 
-	if d.plane, err = net.Listen("tcp", cfg.Listen); err != nil {
-		return fmt.Errorf("--listen %s: %w", cfg.Listen, err)
-	}
 	if d.adminL, err = admin.Listen(cfg.AdminListen); err != nil {
 		return fmt.Errorf("--admin-listen %s: %w", cfg.AdminListen, err)
 	}
@@ -205,6 +226,30 @@ func (d *Daemon) open(ctx context.Context) error {
 	}
 	newReport(d, gen, heap).log(logger)
 	return nil
+}
+
+// withMCP serves the MCP endpoint and its metadata beside the tool plane's
+// routes (no route can be either path). Its cursors are signed with a key
+// derived from the hash key, which every replica shares.
+func withMCP(ch *chain.Chain, plane http.Handler, resource string, issuers []string, hashKey []byte, logger *slog.Logger) (http.Handler, error) {
+	m, err := mcp.New(mcp.Config{
+		Chain:                ch,
+		Resource:             resource,
+		AuthorizationServers: issuers,
+		CursorKey:            hashKey,
+		Version:              Version(),
+		Logger:               logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--mcp: %w", err)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m.Owns(r) {
+			m.ServeHTTP(w, r)
+			return
+		}
+		plane.ServeHTTP(w, r)
+	}), nil
 }
 
 func connect(url string, closed chan struct{}) (*nats.Conn, error) {
@@ -245,6 +290,9 @@ func (d *Daemon) openLedger(ctx context.Context) error {
 
 // Addr is the tool plane's bound address.
 func (d *Daemon) Addr() net.Addr { return d.plane.Addr() }
+
+// MCPResource is the MCP endpoint's canonical URL; empty without --mcp.
+func (d *Daemon) MCPResource() string { return d.mcpResource }
 
 // AdminAddr is the admin listener's bound address.
 func (d *Daemon) AdminAddr() net.Addr { return d.adminL.Addr() }

@@ -97,6 +97,8 @@ func serveFlags(cfg *garmd.Config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.LedgerStream, "ledger-stream", cfg.LedgerStream, "publish the ledger to GARM_LEDGER, falling back to the log")
 	fs.DurationVar(&cfg.ToolTimeout, "tool-timeout", cfg.ToolTimeout, "the deadline of a call whose caller set none, and the ceiling on one it set")
 	fs.IntVar(&cfg.MaxTools, "max-tools", cfg.MaxTools, "refuse a catalogue with more tools (0 = no limit)")
+	fs.BoolVar(&cfg.MCP, "mcp", cfg.MCP, "serve the Model Context Protocol at POST /mcp on the tool plane, with /.well-known/oauth-protected-resource")
+	fs.StringVar(&cfg.MCPResource, "mcp-resource", cfg.MCPResource, "the MCP endpoint's canonical `url`: named by the metadata, accepted as a token's aud (default: http://<--listen>/mcp)")
 	return fs
 }
 
