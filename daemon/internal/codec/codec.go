@@ -31,7 +31,7 @@ func ContentType(json bool) string {
 // several allocations per call. A tool's own runtime checks what it
 // receives.
 var (
-	jsonIn  = protojson.UnmarshalOptions{DiscardUnknown: false}
+	jsonIn = protojson.UnmarshalOptions{DiscardUnknown: false}
 	// Answers name fields as the contract does (customer_id), the spelling
 	// of every input schema, violation and listing: a caller never meets a
 	// second spelling of one field (docs/decisions/0038).
