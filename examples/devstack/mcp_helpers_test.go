@@ -147,3 +147,22 @@ func (l *ledgerReader) rowFor(id string) *ledgerv1.Event {
 	l.t.Fatalf("no ledger row %s landed", id)
 	return nil
 }
+
+// atLeast waits until n rows that match have landed, or the wait ends, and
+// answers how many have.
+func (l *ledgerReader) atLeast(n int, match func(*ledgerv1.Event) bool) int {
+	l.t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		count := 0
+		for _, e := range l.rows {
+			if match(e) {
+				count++
+			}
+		}
+		if count >= n || time.Now().After(deadline) {
+			return count
+		}
+		l.fetch(250 * time.Millisecond)
+	}
+}

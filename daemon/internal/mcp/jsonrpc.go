@@ -177,6 +177,11 @@ func members(object []byte) (map[string]json.RawMessage, error) {
 
 // writeError answers e for a request with id (nil: null).
 func writeError(w http.ResponseWriter, id json.RawMessage, e *rpcError) {
+	writeJSON(w, e.status, errorBody(id, e))
+}
+
+// errorBody is the JSON-RPC answer carrying e for a request with id.
+func errorBody(id json.RawMessage, e *rpcError) []byte {
 	if id == nil {
 		id = nullID
 	}
@@ -188,8 +193,7 @@ func writeError(w http.ResponseWriter, id json.RawMessage, e *rpcError) {
 	body = strconv.AppendInt(body, int64(e.code), 10)
 	body = append(body, `,"message":`...)
 	body = append(body, msg...)
-	body = append(body, `}}`...)
-	writeJSON(w, e.status, body)
+	return append(body, `}}`...)
 }
 
 // writeResult answers result (a JSON object) for a request with id.

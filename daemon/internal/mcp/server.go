@@ -451,7 +451,7 @@ func sanitise(answer []byte) []byte {
 		} `json:"error"`
 	}
 	if json.Unmarshal(answer, &a) != nil {
-		return staticAnswer(nil, errInternal)
+		return errorBody(nil, errInternal)
 	}
 	if a.Error == nil {
 		return answer
@@ -460,13 +460,7 @@ func sanitise(answer []byte) []byte {
 	if !ok {
 		msg = errInternal.message
 	}
-	return staticAnswer(a.ID, &rpcError{code: a.Error.Code, message: msg})
-}
-
-func staticAnswer(id json.RawMessage, e *rpcError) []byte {
-	rec := httptest.NewRecorder()
-	writeError(rec, id, e)
-	return rec.Body.Bytes()
+	return errorBody(a.ID, &rpcError{code: a.Error.Code, message: msg})
 }
 
 func errorForStatus(status int) *rpcError {
