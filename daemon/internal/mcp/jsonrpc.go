@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 )
@@ -144,35 +143,117 @@ func validID(raw json.RawMessage) bool {
 
 var errDuplicate = errors.New("a member is given twice")
 
-// members is a JSON object's members, refusing one named twice.
+// members is a JSON object's members, refusing one named twice. object
+// must be valid JSON (json.Valid); members walks it once without decoding
+// the values.
 func members(object []byte) (map[string]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(object))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	i := skipSpace(object, 0)
+	if i >= len(object) || object[i] != '{' {
 		return nil, errors.New("not an object")
 	}
-	m := map[string]json.RawMessage{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
+	m := make(map[string]json.RawMessage, 4)
+	i = skipSpace(object, i+1)
+	if i < len(object) && object[i] == '}' {
+		return m, nil
+	}
+	for i < len(object) {
+		end := skipString(object, i)
+		if end < 0 {
+			return nil, errors.New("malformed member name")
 		}
-		key, _ := tok.(string)
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return nil, err
+		var key string
+		if bytes.IndexByte(object[i:end], '\\') >= 0 {
+			if err := json.Unmarshal(object[i:end], &key); err != nil {
+				return nil, err
+			}
+		} else {
+			key = string(object[i+1 : end-1])
+		}
+		i = skipSpace(object, end)
+		if i >= len(object) || object[i] != ':' {
+			return nil, errors.New("malformed member")
+		}
+		start := skipSpace(object, i+1)
+		stop := skipValue(object, start)
+		if stop < 0 {
+			return nil, errors.New("malformed value")
 		}
 		if _, seen := m[key]; seen {
 			return nil, errDuplicate
 		}
-		m[key] = value
+		m[key] = object[start:stop]
+		i = skipSpace(object, stop)
+		if i < len(object) && object[i] == ',' {
+			i = skipSpace(object, i+1)
+			continue
+		}
+		if i < len(object) && object[i] == '}' {
+			return m, nil
+		}
+		return nil, errors.New("malformed object")
 	}
-	if _, err := dec.Token(); err != nil {
-		return nil, err
+	return nil, errors.New("unterminated object")
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("trailing data")
+	return i
+}
+
+// skipString is the index after the string starting at i, or -1.
+func skipString(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
 	}
-	return m, nil
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// skipValue is the index after the (valid) JSON value starting at i, or -1.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				end := skipString(b, i)
+				if end < 0 {
+					return -1
+				}
+				i = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return -1
+	}
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return i
+		}
+	}
+	return i
 }
 
 // writeError answers e for a request with id (nil: null).

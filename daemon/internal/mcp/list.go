@@ -40,12 +40,16 @@ func (s *Server) listTools(w http.ResponseWriter, gen *catalogue.Generation, p *
 		writeError(w, req.id, errInternal)
 		return
 	}
-	size := 128
+	size := 256 + len(req.id)
 	for _, en := range entries {
 		size += len(en.InputSchema) + 512
 	}
+	// The answer is built in place, envelope and all: a listing can be
+	// most of a megabyte, and is copied once, onto the wire.
 	out := make([]byte, 0, size)
-	out = append(out, `{"tools":[`...)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, req.id...)
+	out = append(out, `,"result":{"tools":[`...)
 	for i, en := range entries {
 		tj, err := s.tools.of(gen, en.Tool)
 		if err != nil {
@@ -68,8 +72,8 @@ func (s *Server) listTools(w http.ResponseWriter, gen *catalogue.Generation, p *
 	// from a cache (the SDK's default scope is public).
 	out = append(out, `,"ttlMs":0,"cacheScope":"private"`...)
 	out = s.appendEra(out, e)
-	out = append(out, '}')
-	writeResult(w, req.id, out)
+	out = append(out, "}}"...)
+	writeJSON(w, http.StatusOK, out)
 }
 
 // appendEra adds what a 2026-07-28 result carries and a 2025-11-25 one does

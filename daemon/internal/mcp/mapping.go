@@ -1,27 +1,10 @@
 package mcp
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/garm-dev/garm/daemon/internal/chain"
 )
-
-// callResult is a tools/call result as garmd writes it. It is written here,
-// outside the SDK's own call path, so it sets what that path would:
-// resultType on a 2026-07-28 result.
-type callResult struct {
-	Content           []textContent   `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent"`
-	IsError           bool            `json:"isError,omitempty"`
-	ResultType        string          `json:"resultType,omitempty"`
-	Meta              map[string]any  `json:"_meta"`
-}
-
-type textContent struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
 
 // result maps the chain's answer to MCP, by one table:
 //
@@ -41,20 +24,26 @@ func (s *Server) result(resp *chain.Response, e era) ([]byte, *rpcError) {
 	case http.StatusInternalServerError:
 		return nil, errInternal
 	}
-	meta := map[string]any{metaEventID: resp.EventID, metaCatalogueDigest: resp.Digest}
-	res := callResult{
-		Content:           []textContent{{Type: "text", Text: string(resp.Body)}},
-		StructuredContent: resp.Body,
-		IsError:           resp.Status != http.StatusOK,
-		Meta:              meta,
+	// Written by hand, outside the SDK's own call path: so it sets what
+	// that path would, resultType on a 2026-07-28 result. The body is the
+	// chain's compact JSON object, copied as it is.
+	out := make([]byte, 0, 2*len(resp.Body)+256)
+	out = append(out, `{"content":[{"type":"text","text":`...)
+	out = appendString(out, string(resp.Body))
+	out = append(out, `}],"structuredContent":`...)
+	out = append(out, resp.Body...)
+	if resp.Status != http.StatusOK {
+		out = append(out, `,"isError":true`...)
 	}
+	out = append(out, `,"_meta":{"`+metaEventID+`":`...)
+	out = appendString(out, resp.EventID)
+	out = append(out, `,"`+metaCatalogueDigest+`":`...)
+	out = appendString(out, resp.Digest)
 	if e.stateless {
-		res.ResultType = "complete"
-		meta[metaServerInfo] = s.serverInfo
+		out = append(out, `,"`+metaServerInfo+`":`...)
+		out = append(out, s.serverInfo...)
+		out = append(out, `},"resultType":"complete"}`...)
+		return out, nil
 	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return nil, errInternal
-	}
-	return b, nil
+	return append(out, "}}"...), nil
 }
