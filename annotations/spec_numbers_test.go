@@ -299,5 +299,7 @@ garm.ledger.v1.Event.execution_subject      71
 garm.ledger.v1.Event.catalogue_digest       72
 garm.ledger.v1.Event.daemon_version         73
 garm.ledger.v1.Event.method                 74
+garm.ledger.v1.Event.surface                75
+garm.ledger.v1.Event.client_name            76
 garm.ledger.v1.Batch.events 1
 `

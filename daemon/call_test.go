@@ -41,7 +41,7 @@ func TestACallSucceedsWithGarmsHeadersAndOneCompleteLedgerRow(t *testing.T) {
 		Tool: "calc.v1.add", Method: addPath,
 		PrincipalSubject: "user:pat@acme.example", PrincipalKind: "PRINCIPAL_KIND_USER", ChainDepth: 1,
 		ClearanceEffective: "CLEARANCE_PUBLIC", CatalogueDigest: digest, DaemonVersion: "dev",
-		CorrelationId: ans.eventID(),
+		CorrelationId: ans.eventID(), Surface: "http",
 	}
 	assertRow(t, row, want)
 	if row.GetLatencyMs() <= 0 || row.GetTime() == nil || time.Since(row.GetTime().AsTime()) > time.Minute {
@@ -105,7 +105,7 @@ func TestTheToolIsToldTheCallButNeverTheCallersAuthority(t *testing.T) {
 	}
 	var res struct {
 		Text           string `json:"text"`
-		InvocationJSON string `json:"invocationJson"`
+		InvocationJSON string `json:"invocation_json"`
 	}
 	if err := json.Unmarshal(ans.body, &res); err != nil {
 		t.Fatal(err)

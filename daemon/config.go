@@ -67,6 +67,13 @@ type Config struct {
 	// MaxTools refuses a catalogue with more tools; 0 is no limit
 	// (--max-tools).
 	MaxTools int
+	// MCP serves the Model Context Protocol at POST /mcp on the tool plane,
+	// with its protected resource metadata (--mcp).
+	MCP bool
+	// MCPResource is the MCP endpoint's canonical URL (--mcp-resource): the
+	// resource the metadata names, and an audience a token may carry in
+	// place of Audience. Empty: http://<the bound --listen address>/mcp.
+	MCPResource string
 
 	// The tool plane's bounds on slow and abusive callers (decision 0031).
 	// HeaderTimeout bounds reading a request's headers (--header-timeout).
@@ -182,6 +189,13 @@ func (c Config) Validate() error {
 	}
 	if c.ToolTimeout <= 0 {
 		add("--tool-timeout %s is not positive", c.ToolTimeout)
+	}
+	if c.MCPResource != "" {
+		if !c.MCP {
+			add("--mcp-resource is given without --mcp: the MCP endpoint is turned on by --mcp")
+		} else if err := checkResourceURL(c.MCPResource); err != nil {
+			add("--mcp-resource %q: %v", c.MCPResource, err)
+		}
 	}
 	if c.MaxTools < 0 {
 		add("--max-tools %d is negative (0 means no limit)", c.MaxTools)
@@ -307,6 +321,29 @@ func checkJWKSURL(raw string) error {
 			return nil
 		}
 		return errors.New("key sets are fetched over https (plain http only from a loopback host)")
+	}
+	return errors.New("not an https URL")
+}
+
+// checkResourceURL accepts an absolute https URL without query or
+// fragment, and http only for a loopback host (RFC 8707's resource
+// identifier; MCP requires https beyond a developer's machine).
+func checkResourceURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return errors.New("not an absolute URL")
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
+		return errors.New("a resource URL has no query or fragment")
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		if isLoopback(u.Hostname()) {
+			return nil
+		}
+		return errors.New("a resource beyond loopback is named by an https URL")
 	}
 	return errors.New("not an https URL")
 }

@@ -111,3 +111,28 @@ func TestTheGrantFlagsDefaultAsTheSpecSaysAndRefuseWhatCannotWork(t *testing.T) 
 		}
 	}
 }
+
+func TestTheMCPResourceIsAnHTTPSURLOrLoopbackAndNeedsMCP(t *testing.T) {
+	for resource, ok := range map[string]bool{
+		"https://garm.example/mcp":   true,
+		"http://127.0.0.1:7440/mcp":  true,
+		"http://localhost/mcp":       true,
+		"http://garm.example/mcp":    false,
+		"https://garm.example/mcp?a": false,
+		"https://garm.example/mcp#f": false,
+		"garm.example/mcp":           false,
+		"ftp://garm.example/mcp":     false,
+	} {
+		cfg := garmd.DefaultConfig()
+		cfg.MCP, cfg.MCPResource = true, resource
+		err := cfg.Validate()
+		if got := err == nil || !strings.Contains(err.Error(), "--mcp-resource"); got != ok {
+			t.Errorf("%s: accepted=%v, want %v (%v)", resource, got, ok, err)
+		}
+	}
+	cfg := garmd.DefaultConfig()
+	cfg.MCPResource = "https://garm.example/mcp"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "--mcp-resource is given without --mcp") {
+		t.Fatalf("%v", err)
+	}
+}

@@ -102,7 +102,7 @@ func TestAnAnswerHoldsOnlyWhatTheCallerMayRead(t *testing.T) {
 		t.Errorf("redaction count %d plan %q", row.GetRedactionCount(), row.GetRedactionPlan())
 	}
 	analyst := s.post(getPath, s.token("analyst"), `{"id": "r1"}`)
-	want := `{"id":"r1","name":"Ada Lovelace","email":"` + recordEmail + `","nationalId":"` + recordNationalID + `","addresses":[{"city":"London","street":"` + recordStreet + `"}]}`
+	want := `{"id":"r1","name":"Ada Lovelace","email":"` + recordEmail + `","national_id":"` + recordNationalID + `","addresses":[{"city":"London","street":"` + recordStreet + `"}]}`
 	if string(analyst.body) != want {
 		t.Errorf("the analyst sees\n%s\nwant\n%s", analyst.body, want)
 	}

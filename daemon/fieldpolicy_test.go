@@ -38,16 +38,16 @@ func TestOneAnswerIsRedactedExactlyForThreeCallers(t *testing.T) {
 		redacted  uint32
 		disclosed uint32
 	}{
-		{"support", `{"id":"P-100","displayName":"Ada Lovelace","email":"***@corp.com","phone":"*********4567",` +
-			`"born":"1815-01-01T00:00:00Z","cardNumber":"411111******1111","lastIp":"10.1.2.0","homePage":"https://ada.example",` +
-			`"bureauRef":"` + hashed + `","notes":["[REDACTED]","[REDACTED]"],"summary":"Mathematicia…"}`, 10, 0},
-		{"reviewer", `{"id":"P-100","displayName":"Ada Lovelace","email":"ada@corp.com","phone":"+442071234567",` +
-			`"born":"1815-01-01T00:00:00Z","cardNumber":"411111******1111","lastIp":"10.1.2.77",` +
-			`"homePage":"https://ada.example/private?token=secret","bureauRef":"` + hashed + `",` +
+		{"support", `{"id":"P-100","display_name":"Ada Lovelace","email":"***@corp.com","phone":"*********4567",` +
+			`"born":"1815-01-01T00:00:00Z","card_number":"411111******1111","last_ip":"10.1.2.0","home_page":"https://ada.example",` +
+			`"bureau_ref":"` + hashed + `","notes":["[REDACTED]","[REDACTED]"],"summary":"Mathematicia…"}`, 10, 0},
+		{"reviewer", `{"id":"P-100","display_name":"Ada Lovelace","email":"ada@corp.com","phone":"+442071234567",` +
+			`"born":"1815-01-01T00:00:00Z","card_number":"411111******1111","last_ip":"10.1.2.77",` +
+			`"home_page":"https://ada.example/private?token=secret","bureau_ref":"` + hashed + `",` +
 			`"notes":["called twice","prefers email"],"summary":"Mathematician and writer, known for the Analytical Engine notes."}`, 4, 0},
-		{"analyst", `{"id":"P-100","displayName":"Ada Lovelace","email":"ada@corp.com","phone":"+442071234567",` +
-			`"born":"1815-12-10T09:30:00Z","nationalId":"NI-SECRET-1815","cardNumber":"4111111111111111","lastIp":"10.1.2.77",` +
-			`"homePage":"https://ada.example/private?token=secret","bureauRef":"BUREAU-77-SECRET",` +
+		{"analyst", `{"id":"P-100","display_name":"Ada Lovelace","email":"ada@corp.com","phone":"+442071234567",` +
+			`"born":"1815-12-10T09:30:00Z","national_id":"NI-SECRET-1815","card_number":"4111111111111111","last_ip":"10.1.2.77",` +
+			`"home_page":"https://ada.example/private?token=secret","bureau_ref":"BUREAU-77-SECRET",` +
 			`"notes":["called twice","prefers email"],"summary":"Mathematician and writer, known for the Analytical Engine notes."}`, 0, 1},
 	}
 	plans := map[string]string{}
@@ -134,7 +134,7 @@ func TestAValidationRefusalIsPinnedWithItsWholeRow(t *testing.T) {
 		PrincipalSubject: "user:sam@acme.example", PrincipalKind: "PRINCIPAL_KIND_USER", ChainDepth: 1,
 		ClearanceEffective: "CLEARANCE_INTERNAL", CompartmentsEffective: []string{"pii-contact"},
 		ErrorDetail:     "id: [string.min_len] must be at least 3 characters",
-		CatalogueDigest: ans.header.Get("Garm-Catalogue-Digest"), DaemonVersion: "dev",
+		CatalogueDigest: ans.header.Get("Garm-Catalogue-Digest"), DaemonVersion: "dev", Surface: "http",
 	})
 }
 
@@ -148,7 +148,7 @@ func TestAValidRequestWithAReasonPasses(t *testing.T) {
 
 func TestACardIsProjectedForEachCaller(t *testing.T) {
 	s := startStack(t)
-	const head = `{"kind":"KIND_RECORD","subjectId":"P-100","title":"Ada Lovelace","state":"STATE_OPEN","body":[`
+	const head = `{"kind":"KIND_RECORD","subject_id":"P-100","title":"Ada Lovelace","state":"STATE_OPEN","body":[`
 	const name = `{"label":"Name","value":"Ada Lovelace","field":"display_name"}`
 	const email = `{"label":"Email","value":"ada@corp.com","field":"email","access":{"clearance":"CLEARANCE_CONFIDENTIAL","compartments":["pii-contact"]}}`
 	const section = `{"section":{"title":"Identity","elements":[{"facts":{"facts":[{"label":"National id","value":"NI-SECRET-1815","field":"national_id"}]},` +
@@ -161,9 +161,9 @@ func TestACardIsProjectedForEachCaller(t *testing.T) {
 		redacted uint32
 	}{
 		{"support", head + `{"facts":{"facts":[` + name + `]}},` + text + `],` + actions +
-			`,"disclosure":{"withheldFields":["email","body[1].section.elements[0]","body[1]"]}}`, 3},
+			`,"disclosure":{"withheld_fields":["email","body[1].section.elements[0]","body[1]"]}}`, 3},
 		{"reviewer", head + `{"facts":{"facts":[` + name + `,` + email + `]}},` + text + `],` + actions +
-			`,"disclosure":{"withheldFields":["body[1].section.elements[0]","body[1]"]}}`, 2},
+			`,"disclosure":{"withheld_fields":["body[1].section.elements[0]","body[1]"]}}`, 2},
 		{"analyst", head + `{"facts":{"facts":[` + name + `,` + email + `]}},` + section + `,` + text + `],` + actions + `}`, 0},
 	}
 	for _, tc := range cases {

@@ -44,7 +44,7 @@ func TestAnApprovedPaymentSucceedsOnceAndItsReplayIsRefused(t *testing.T) {
 	s := startGovernedStack(t)
 	g := s.grant("approver", "appr.v1.pay", payer, paymentMaterial, "TASK-7")
 	ans := s.post(payPath, s.token("payer"), payment, "Garm-Grant", g)
-	if ans.status != http.StatusOK || string(ans.body) != `{"paymentId":"pay-1","sent":1}` {
+	if ans.status != http.StatusOK || string(ans.body) != `{"payment_id":"pay-1","sent":1}` {
 		t.Fatalf("%d %s", ans.status, ans.body)
 	}
 	row := s.row(ans.eventID())
@@ -191,8 +191,8 @@ func TestAFailClosedToolIsNotCalledWhileTheAuditStreamIsDown(t *testing.T) {
 
 func TestNotifyToolsAreToldToAHumanAndAFailureChangesNothing(t *testing.T) {
 	s := startGovernedStack(t)
-	ans := s.post(cancelPath, s.token("payer"), `{"paymentId": "pay-9"}`)
-	if ans.status != http.StatusOK || string(ans.body) != `{"paymentId":"pay-9"}` {
+	ans := s.post(cancelPath, s.token("payer"), `{"payment_id": "pay-9"}`)
+	if ans.status != http.StatusOK || string(ans.body) != `{"payment_id":"pay-9"}` {
 		t.Fatalf("%d %s", ans.status, ans.body)
 	}
 	row := s.waitStreamRow("GARM_NOTIFY", ans.eventID())
@@ -205,7 +205,7 @@ func TestNotifyToolsAreToldToAHumanAndAFailureChangesNothing(t *testing.T) {
 	if err := s.jetstream().DeleteStream(ctx, "GARM_NOTIFY"); err != nil {
 		t.Fatal(err)
 	}
-	again := s.post(cancelPath, s.token("payer"), `{"paymentId": "pay-9"}`)
+	again := s.post(cancelPath, s.token("payer"), `{"payment_id": "pay-9"}`)
 	if again.status != http.StatusOK || !bytes.Equal(again.body, ans.body) {
 		t.Fatalf("with notify failing: %d %s", again.status, again.body)
 	}

@@ -139,6 +139,11 @@ func newReport(ctx context.Context, d *Daemon, gen *catalogue.Generation, heap u
 	r.Steps, r.Refuses = stepsReport(d.opt.steps, d.cfg.GrantIssuer)
 	r.SpentGrants, r.SpentGrantsWarn = spentGrantsAccess(ctx, d.nc)
 	r.Steps = append(r.Steps, d.quarantineReport())
+	if d.mcpResource != "" {
+		r.Steps = append(r.Steps, "MCP: on, POST /mcp, resource "+d.mcpResource+" (a token's aud may name it)")
+	} else {
+		r.Steps = append(r.Steps, "MCP: off (--mcp)")
+	}
 	if d.cfg.LedgerStream {
 		r.Ledger = "JetStream stream GARM_LEDGER (batched), falling back to log lines"
 	}

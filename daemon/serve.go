@@ -22,6 +22,7 @@ import (
 	ledgerjs "github.com/garm-dev/garm/daemon/internal/ledger/jetstream"
 	"github.com/garm-dev/garm/daemon/internal/ledger/logsink"
 	"github.com/garm-dev/garm/daemon/internal/listing"
+	"github.com/garm-dev/garm/daemon/internal/mcp"
 	"github.com/garm-dev/garm/daemon/internal/metrics"
 	"github.com/garm-dev/garm/daemon/internal/quarantine"
 	"github.com/garm-dev/garm/daemon/internal/toolplane"
@@ -77,6 +78,8 @@ type Daemon struct {
 	// quarantine keeps packages whose services mismatch the catalogue
 	// from being called.
 	quarantine *quarantine.Reconciler
+	// mcpResource is the MCP endpoint's canonical URL; empty without --mcp.
+	mcpResource string
 }
 
 // Serve runs garmd with cfg until ctx is done, then shuts down (SPEC 7.11).
@@ -138,6 +141,20 @@ func (d *Daemon) open(ctx context.Context) error {
 	}
 	d.serving.Store(gen)
 
+	// The tool plane is bound first: the MCP resource's default URL is
+	// its address, and a token may name that resource as its audience.
+	if d.plane, err = net.Listen("tcp", cfg.Listen); err != nil {
+		return fmt.Errorf("--listen %s: %w", cfg.Listen, err)
+	}
+	var audiences []string
+	if cfg.MCP {
+		d.mcpResource = cfg.MCPResource
+		if d.mcpResource == "" {
+			d.mcpResource = "http://" + d.plane.Addr().String() + mcp.Path
+		}
+		audiences = []string{d.mcpResource}
+	}
+
 	issuers := make([]authn.Issuer, len(cfg.Issuers))
 	for i, iss := range cfg.Issuers {
 		issuers[i] = authn.Issuer{Name: iss, JWKSURL: cfg.JWKS[i]}
@@ -145,6 +162,7 @@ func (d *Daemon) open(ctx context.Context) error {
 	authenticator, err := authn.New(authn.Config{
 		Issuers:   issuers,
 		Audience:  cfg.Audience,
+		Audiences: audiences,
 		CacheSize: tokenCacheSize,
 		Logger:    logger,
 	})
@@ -186,8 +204,14 @@ func (d *Daemon) open(ctx context.Context) error {
 	}
 	ch := chain.New(cc)
 	d.toolPlane = toolplane.New(ch, toolplane.Limits{BodyTimeout: cfg.BodyTimeout, MaxInFlight: cfg.MaxInFlight})
+	var handler http.Handler = d.toolPlane
+	if cfg.MCP {
+		if handler, err = withMCP(ch, d.toolPlane, d.mcpResource, cfg.Issuers, hashKey, logger); err != nil {
+			return err
+		}
+	}
 	d.planeSrv = &http.Server{
-		Handler:           d.toolPlane,
+		Handler:           handler,
 		ReadHeaderTimeout: cfg.HeaderTimeout,
 		// A whole request: its body, its call (bounded by its deadline) and
 		// its answer. A caller that will not read the answer loses its
@@ -199,9 +223,6 @@ func (d *Daemon) open(ctx context.Context) error {
 	}
 	d.adminH = admin.Handler(admin.Config{Ready: d.ready, Metrics: d.metrics.Handler(), Logger: logger})
 
-	if d.plane, err = net.Listen("tcp", cfg.Listen); err != nil {
-		return fmt.Errorf("--listen %s: %w", cfg.Listen, err)
-	}
 	if d.adminL, err = admin.Listen(cfg.AdminListen); err != nil {
 		return fmt.Errorf("--admin-listen %s: %w", cfg.AdminListen, err)
 	}
@@ -210,6 +231,31 @@ func (d *Daemon) open(ctx context.Context) error {
 	}
 	newReport(ctx, d, gen, heap).log(logger)
 	return nil
+}
+
+// withMCP serves the MCP endpoint and its metadata beside the tool plane's
+// routes (no route can be either path). Its cursors are signed with a key
+// derived from the hash key, which every replica shares.
+func withMCP(ch *chain.Chain, plane *toolplane.Plane, resource string, issuers []string, hashKey []byte, logger *slog.Logger) (http.Handler, error) {
+	m, err := mcp.New(mcp.Config{
+		Chain:                ch,
+		Resource:             resource,
+		AuthorizationServers: issuers,
+		CursorKey:            hashKey,
+		Version:              Version(),
+		Logger:               logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--mcp: %w", err)
+	}
+	guarded := plane.Guard(chain.SurfaceMCP, m)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m.Owns(r) {
+			guarded.ServeHTTP(w, r)
+			return
+		}
+		plane.ServeHTTP(w, r)
+	}), nil
 }
 
 func (d *Daemon) openLedger(ctx context.Context) error {
@@ -244,6 +290,9 @@ func (d *Daemon) inFlight() int {
 
 // Addr is the tool plane's bound address.
 func (d *Daemon) Addr() net.Addr { return d.plane.Addr() }
+
+// MCPResource is the MCP endpoint's canonical URL; empty without --mcp.
+func (d *Daemon) MCPResource() string { return d.mcpResource }
 
 // AdminAddr is the admin listener's bound address.
 func (d *Daemon) AdminAddr() net.Addr { return d.adminL.Addr() }

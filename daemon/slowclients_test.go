@@ -230,3 +230,37 @@ func TestACallerThatWillNotReadItsAnswerLosesTheConnectionAtTheRequestDeadline(t
 	}
 	eventually(t, "the stuck answer let go", func() bool { return strings.Contains(s.metrics(), "garm_calls_in_flight 0") })
 }
+
+func TestTheMCPEndpointIsHeldToThePlanesBounds(t *testing.T) {
+	s := startStack(t, withBounds(func(c *garmd.Config) {
+		c.MCP = true
+		c.MaxInFlight = 1
+		c.BodyTimeout = 300 * time.Millisecond
+	}))
+	// A body to /mcp that never finishes is let go of at the body timeout,
+	// and holds the plane's one slot until then.
+	c := s.dial(t)
+	c.write("POST /mcp HTTP/1.1\r\nHost: " + s.daemon.Addr().String() + "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\"")
+	eventually(t, "the slot taken", func() bool { return strings.Contains(s.metrics(), "garm_calls_in_flight 1") })
+	shed := s.post(addPath, s.token("public"), addBody)
+	if shed.status != http.StatusServiceUnavailable || shed.header.Get("Retry-After") != "1" {
+		t.Fatalf("a call while /mcp held the slot: %d %s", shed.status, shed.body)
+	}
+	if resp := c.answer(); resp.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("/mcp's body past the deadline: %d", resp.StatusCode)
+	}
+	c.closed()
+	eventually(t, "the slot given back", func() bool { return strings.Contains(s.metrics(), "garm_calls_in_flight 0") })
+
+	// A full plane sheds /mcp as it sheds a tool call, with a row.
+	holder := s.dial(t)
+	holder.startCall(addPath, s.token("public"), len(addBody), addBody[:5])
+	eventually(t, "the slot taken again", func() bool { return strings.Contains(s.metrics(), "garm_calls_in_flight 1") })
+	ans := s.postRaw("/mcp", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}})
+	if ans.status != http.StatusServiceUnavailable || ans.header.Get("Retry-After") != "1" {
+		t.Fatalf("/mcp on a full plane: %d %s", ans.status, ans.body)
+	}
+	if row := s.row(ans.eventID()); row.GetErrorKind() != "overloaded" || row.GetSurface() != "mcp" {
+		t.Fatalf("the shed MCP request's row: %v", row)
+	}
+}

@@ -96,6 +96,8 @@ func checkLoopback(addr string) error {
 type URLs struct {
 	// Garmd is garmd's tool plane, http://host:port.
 	Garmd string
+	// MCP is garmd's MCP endpoint on the tool plane, http://host:port/mcp.
+	MCP string
 	// Admin is garmd's admin listener (/healthz, /readyz, /metrics).
 	Admin string
 	// IdP is the dev identity provider.

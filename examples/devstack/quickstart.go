@@ -87,6 +87,24 @@ curl -s -w '\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREA
 
 Every call to garmd above but the listing writes one ledger row to GARM_LEDGER; run with
 --ledger to watch them land. Ctrl-C stops everything.
+
+# MCP: garmd speaks the Model Context Protocol at {{.URLs.MCP}} (Streamable HTTP).
+# Each caller sees its own tools/list; every tools/call runs the same chain and writes
+# the same ledger row (surface "mcp"). A token for the agent acting for {{.Support}}:
+MCP_TOKEN=$(curl -s '{{.URLs.IdP}}/token?user={{.Support}}&as={{.Agent}}')
+curl -s -w '\n' {{.URLs.MCP}} -H "Authorization: Bearer $MCP_TOKEN" \
+  -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+  -d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+#   -> 200
+# Claude Code:
+claude mcp add --transport http garm {{.URLs.MCP}} --header "Authorization: Bearer $MCP_TOKEN"
+# mcp.json (Cursor, Claude Desktop and others; paste the token):
+#   {"mcpServers": {"garm": {"type": "http", "url": "{{.URLs.MCP}}",
+#     "headers": {"Authorization": "Bearer <MCP_TOKEN>"}}}}
+# MCP Inspector, from the command line:
+npx @modelcontextprotocol/inspector --cli {{.URLs.MCP}} --transport http \
+  --header "Authorization: Bearer $MCP_TOKEN" --method tools/list
+# Tokens last an hour; fetch a new one with the MCP_TOKEN line above.
 `))
 
 // quickStart is what the text is rendered from: the stack's real URLs,

@@ -17,7 +17,7 @@ func TestTheQuickStartNamesEveryURLAndPersona(t *testing.T) {
 	s := startStack(t, testOptions(t))
 	text := s.QuickStart()
 	urls := s.URLs()
-	for _, u := range []string{urls.Garmd, urls.Admin, urls.IdP, urls.NATS} {
+	for _, u := range []string{urls.Garmd, urls.Admin, urls.IdP, urls.NATS, urls.MCP} {
 		if !strings.Contains(text, u) {
 			t.Errorf("the quick-start does not name %s", u)
 		}
@@ -55,7 +55,8 @@ func TestTheQuickStartNamesEveryURLAndPersona(t *testing.T) {
 func TestEveryQuickStartCommandRuns(t *testing.T) {
 	s := startStack(t, testOptions(t))
 	text := s.QuickStart()
-	routes := map[string]bool{listToolsRoute: true}
+	// The MCP endpoint is on the tool plane beside the routes.
+	routes := map[string]bool{listToolsRoute: true, "/mcp": true}
 	for _, tool := range s.Catalogue().Artifact.Tools() {
 		routes[tool.Method] = true
 	}

@@ -278,8 +278,8 @@ func (s *Stack) run(svc *service) error {
 }
 
 // startDaemon starts garmd on the built catalogue, trusting the dev IdP
-// for tokens and grants, with the ledger stream, the audit sink and notify
-// on, and waits until it answers ready.
+// for tokens and grants, with the ledger stream, the audit sink, notify and
+// the MCP endpoint on, and waits until it answers ready.
 func (s *Stack) startDaemon(ctx context.Context, o Options, cataloguePath, hashKeyFile string) error {
 	indefinite := time.Duration(0)
 	cfg := garmd.DefaultConfig()
@@ -300,6 +300,7 @@ func (s *Stack) startDaemon(ctx context.Context, o Options, cataloguePath, hashK
 	cfg.AuditStreamRetention = &indefinite
 	cfg.LedgerStream = true
 	cfg.Notify = true
+	cfg.MCP = true
 	cfg.Logger = s.logger
 
 	d, err := garmd.New(ctx, cfg)
@@ -308,6 +309,7 @@ func (s *Stack) startDaemon(ctx context.Context, o Options, cataloguePath, hashK
 	}
 	s.urls.Garmd = "http://" + d.Addr().String()
 	s.urls.Admin = "http://" + d.AdminAddr().String()
+	s.urls.MCP = d.MCPResource()
 	runCtx, stop := context.WithCancel(context.Background())
 	s.stopDaemon, s.daemonDone = stop, make(chan error, 1)
 	go func() {

@@ -14,8 +14,8 @@ import (
 // The answers the tour pins: what each persona sees of the demo customer,
 // and what a payment without, with and again with one grant answers.
 const (
-	supportSeesCustomer = `{"customerId":"C-1001","displayName":"Priya Raman","email":"***@example.com","phone":"*********0123","dateOfBirth":"1988-01-01T00:00:00Z","customerSince":"2015-03-02T00:00:00Z"}`
-	analystSeesCustomer = `{"customerId":"C-1001","displayName":"Priya Raman","email":"priya.raman@example.com","phone":"+447700900123","dateOfBirth":"1988-04-12T00:00:00Z","nationalId":"QQ123456C","customerSince":"2015-03-02T00:00:00Z"}`
+	supportSeesCustomer = `{"customer_id":"C-1001","display_name":"Priya Raman","email":"***@example.com","phone":"*********0123","date_of_birth":"1988-01-01T00:00:00Z","customer_since":"2015-03-02T00:00:00Z"}`
+	analystSeesCustomer = `{"customer_id":"C-1001","display_name":"Priya Raman","email":"priya.raman@example.com","phone":"+447700900123","date_of_birth":"1988-04-12T00:00:00Z","national_id":"QQ123456C","customer_since":"2015-03-02T00:00:00Z"}`
 	notFound            = `{"code":"not_found","message":"No such tool."}`
 	grantRequired       = `{"code":"grant_required","distinct_approver":true,"material_fields":["from_account_id","amount_minor_units","currency_code","beneficiary_iban"],"max_grant_age_seconds":300,"message":"This call needs a human's approval grant.","tool":"payments.v1.initiate_payment"}`
 	permissionDenied    = `{"code":"permission_denied","message":"The caller may not make this request."}`
@@ -133,7 +133,12 @@ func TestTheTour(t *testing.T) {
 	wantRows = append(wantRows, row{d.paymentTool, "ok", ""})
 	var payment struct {
 		Payment struct {
-			PaymentID, Status, FromAccountID, AmountMinorUnits, CurrencyCode, BeneficiaryIban string
+			PaymentID        string `json:"payment_id"`
+			Status           string `json:"status"`
+			FromAccountID    string `json:"from_account_id"`
+			AmountMinorUnits string `json:"amount_minor_units"`
+			CurrencyCode     string `json:"currency_code"`
+			BeneficiaryIban  string `json:"beneficiary_iban"`
 		}
 	}
 	if err := json.Unmarshal([]byte(paid.body), &payment); paid.status != http.StatusOK || err != nil {

@@ -87,6 +87,12 @@ func New(c Config) *Chain {
 	return &Chain{Config: c}
 }
 
+// The surfaces a call can arrive on, as the row records them.
+const (
+	SurfaceHTTP = "http"
+	SurfaceMCP  = "mcp"
+)
+
 // Request is one HTTP request as the chain needs it. Each header field is
 // the one copy the caller sent: a surface reads every security-relevant
 // header once (toolplane.ReadHeaders) and reports any it could not read so
@@ -117,6 +123,11 @@ type Request struct {
 	// calls as it takes are in flight: the call is refused 503 with
 	// Retry-After, and recorded.
 	Overloaded bool
+	// Surface is what the call arrived on, for the row: "http" or "mcp".
+	Surface string
+	// ClientName is the name the client declared for itself, for the row
+	// (attribution only; the surface bounds and sanitises it).
+	ClientName string
 }
 
 // Response is what the caller is answered.
@@ -158,6 +169,7 @@ func (c *Chain) Run(ctx context.Context, req *Request) (resp *Response) {
 	start := c.Now()
 	eventID := rowstep.NewEventID(start)
 	st := &state{row: rowstep.Open(eventID, start, req.Path, c.Version)}
+	rowstep.Surface(st.row, req.Surface, req.ClientName)
 	var err error
 	defer func() {
 		if p := recover(); p != nil {

@@ -64,8 +64,11 @@ func ContentType(json bool) string {
 // several allocations per call. A tool's own runtime checks what it
 // receives.
 var (
-	jsonIn  = protojson.UnmarshalOptions{DiscardUnknown: false}
-	jsonOut = protojson.MarshalOptions{AllowPartial: true}
+	jsonIn = protojson.UnmarshalOptions{DiscardUnknown: false}
+	// Answers name fields as the contract does (customer_id), the spelling
+	// of every input schema, violation and listing: a caller never meets a
+	// second spelling of one field (docs/decisions/0038).
+	jsonOut = protojson.MarshalOptions{AllowPartial: true, UseProtoNames: true}
 	binIn   = proto.UnmarshalOptions{DiscardUnknown: false}
 	binOut  = proto.MarshalOptions{AllowPartial: true}
 	// Answers are deterministic: the same answer is the same bytes, so a

@@ -222,3 +222,27 @@ func TestBytesThatPanicTheDecoderAreRefusedNotCrashed(t *testing.T) {
 		t.Fatal("the reply decoded")
 	}
 }
+
+// One spelling per field (docs/decisions/0038): answers use the contract's
+// field names, which the input schemas use; requests are read in either
+// spelling, as the protobuf JSON mapping reads them, and naming one field
+// twice is refused.
+func TestAJSONAnswerNamesFieldsAsTheContractDoes(t *testing.T) {
+	msg, err := codec.DecodeRequest(md, []byte(`{"call_id":"c1","attribution":{"tenant":"t"}}`), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := codec.EncodeAnswer(msg, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != `{"attribution":{"tenant":"t"},"call_id":"c1"}` {
+		t.Fatalf("answered %s", out)
+	}
+	if _, err := codec.DecodeRequest(md, []byte(`{"callId":"c1"}`), true); err != nil {
+		t.Fatalf("the JSON name of a field was refused on input: %v", err)
+	}
+	if _, err := codec.DecodeRequest(md, []byte(`{"callId":"c1","call_id":"c2"}`), true); err == nil {
+		t.Fatal("a field named in both spellings was read")
+	}
+}

@@ -87,21 +87,7 @@ func (l *Lister) List(g *catalogue.Generation, p *call.Principal, audience toolv
 	body := make([]byte, 0, sc.sizeHint.Load())
 	body = append(body, gc.prefix...)
 	listed := 0
-	for i, t := range g.Tools {
-		if visibility.Check(p, t) != visibility.Visible {
-			continue
-		}
-		r, err := gc.row(i)
-		if err != nil {
-			return nil, err
-		}
-		if r.audiences&asked == 0 {
-			continue
-		}
-		schema, err := sc.schema(t, shape, &l.assembled)
-		if err != nil {
-			return nil, err
-		}
+	_, err := l.each(gc, sc, p, asked, 0, func(t *call.Tool, r *row, schema []byte) bool {
 		if listed > 0 {
 			body = append(body, ',')
 		}
@@ -109,12 +95,47 @@ func (l *Lister) List(g *catalogue.Generation, p *call.Principal, audience toolv
 		body = append(body, r.head...)
 		body = append(body, schema...)
 		body = append(body, '}')
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	body = append(body, "]}"...)
 	if n := int64(len(body)); n > sc.sizeHint.Load() {
 		sc.sizeHint.Store(n)
 	}
 	return body, nil
+}
+
+// each calls yield, in FQN order from the tool at index from, with every
+// tool of gc's generation that p may see (visibility.Check, the one
+// predicate) and whose declared audience admits asked, until yield answers
+// false. It answers the index after the last tool yielded.
+func (l *Lister) each(gc *generationCache, sc *shapeCache, p *call.Principal, asked uint8, from int,
+	yield func(t *call.Tool, r *row, schema []byte) bool) (int, error) {
+	tools := gc.g.Tools
+	shape := p.Shape()
+	for i := max(from, 0); i < len(tools); i++ {
+		t := tools[i]
+		if visibility.Check(p, t) != visibility.Visible {
+			continue
+		}
+		r, err := gc.row(i)
+		if err != nil {
+			return 0, err
+		}
+		if r.audiences&asked == 0 {
+			continue
+		}
+		schema, err := sc.schema(t, shape, &l.assembled)
+		if err != nil {
+			return 0, err
+		}
+		if !yield(t, r, schema) {
+			return i, nil
+		}
+	}
+	return len(tools), nil
 }
 
 func (l *Lister) generation(g *catalogue.Generation) *generationCache {

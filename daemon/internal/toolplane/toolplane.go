@@ -81,7 +81,7 @@ func (p *Plane) StopReading() {
 var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req := &chain.Request{HTTPMethod: r.Method, Path: r.URL.EscapedPath()}
+	req := &chain.Request{HTTPMethod: r.Method, Path: r.URL.EscapedPath(), Surface: chain.SurfaceHTTP}
 	select {
 	case p.slots <- struct{}{}:
 	default:
@@ -121,6 +121,19 @@ func (p *Plane) readBodyWithin(w http.ResponseWriter, r *http.Request, buf []byt
 		return buf, nil
 	}
 	rc := http.NewResponseController(w)
+	if !p.startReading(rc) {
+		return nil, errCut
+	}
+	body, err := readBody(r, buf)
+	if err := p.finishReading(rc, err); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// startReading registers a body about to be read, with its deadline; false
+// when StopReading has already cut every body.
+func (p *Plane) startReading(rc *http.ResponseController) bool {
 	p.mu.Lock()
 	stopped := p.stopped
 	if !stopped {
@@ -128,27 +141,87 @@ func (p *Plane) readBodyWithin(w http.ResponseWriter, r *http.Request, buf []byt
 	}
 	p.mu.Unlock()
 	if stopped {
-		return nil, errCut
+		return false
 	}
 	_ = rc.SetReadDeadline(time.Now().Add(p.bodyTimeout))
-	body, err := readBody(r, buf)
+	return true
+}
 
+// finishReading ends a body's reading, which ended with err (nil when the
+// body is in whole), and says why it failed: errCut when StopReading cut it.
+func (p *Plane) finishReading(rc *http.ResponseController, err error) error {
 	p.mu.Lock()
 	delete(p.reading, rc)
-	stopped = p.stopped
+	stopped := p.stopped
 	p.mu.Unlock()
 	if err != nil {
 		// The deadline stays passed: the server must not wait for the
 		// rest of a body it will not read before closing the connection.
 		_ = rc.SetReadDeadline(time.Now())
 		if stopped {
-			return nil, errCut
+			return errCut
 		}
-		return nil, err
+		return err
 	}
 	// The connection's own timeouts govern it again once the body is in.
 	_ = rc.SetReadDeadline(time.Time{})
-	return body, nil
+	return nil
+}
+
+// Guard holds another surface served on the plane's listener (MCP) to the
+// tool routes' bounds: it takes one of the in-flight slots or sheds the
+// request — 503 with Retry-After, and a row recording surface — and bounds
+// the reading of its body by the body timeout, cut at shutdown.
+func (p *Plane) Guard(surface string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case p.slots <- struct{}{}:
+		default:
+			req := &chain.Request{HTTPMethod: r.Method, Path: r.URL.EscapedPath(), Surface: surface, Overloaded: true}
+			writeResponse(w, p.chain.Run(context.WithoutCancel(r.Context()), req))
+			return
+		}
+		defer func() { <-p.slots }()
+		if r.Body != nil && r.Body != http.NoBody {
+			rc := http.NewResponseController(w)
+			if !p.startReading(rc) {
+				p.refuseBody(w, r, errCut)
+				return
+			}
+			body := &guardedBody{ReadCloser: r.Body, finish: func(err error) { _ = p.finishReading(rc, err) }}
+			defer body.end()
+			r.Body = body
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// guardedBody tells the plane when its reading ends: at its end, at its
+// first error, or when the handler returns without reading it whole.
+type guardedBody struct {
+	io.ReadCloser
+	finish func(error)
+	done   bool
+}
+
+func (b *guardedBody) Read(buf []byte) (int, error) {
+	n, err := b.ReadCloser.Read(buf)
+	if err != nil && !b.done {
+		b.done = true
+		if err == io.EOF {
+			b.finish(nil)
+		} else {
+			b.finish(err)
+		}
+	}
+	return n, err
+}
+
+func (b *guardedBody) end() {
+	if !b.done {
+		b.done = true
+		b.finish(errors.New("the handler did not read the body whole"))
+	}
 }
 
 // refuseBody answers a body that was not read whole: no ledger row, since

@@ -245,3 +245,33 @@ func wantNoFetch(t *testing.T, f *fixture) {
 		t.Fatalf("key sets were fetched (A %d, B %d times) for tokens refused before any key is needed", a, b)
 	}
 }
+
+func TestATokenForTheMCPResourceIsAcceptedWhenThatAudienceIsConfigured(t *testing.T) {
+	const resource = "https://garm.example/mcp"
+	f := newFixtureWith(t, keysettest.NewKey(t, "ES256", "a-1"), func(c *Config) { c.Audiences = []string{resource} })
+	f.accept(t, f.sign(t, set(f.claims(), "aud", resource)))
+	f.accept(t, f.sign(t, set(f.claims(), "aud", []string{"other.example", resource})))
+	f.accept(t, f.sign(t, set(f.claims(), "aud", audience)))
+	for name, aud := range map[string]any{
+		"another resource":       "https://garm.example/mcp/",
+		"the resource's origin":  "https://garm.example",
+		"case differs":           strings.ToUpper(resource),
+		"neither in an array":    []string{"other.example", "https://evil.example/mcp"},
+		"resource inside junk":   []any{resource, 7},
+		"resource nested":        []any{[]string{resource}},
+		"without the configured": remove,
+	} {
+		t.Run(name, func(t *testing.T) { f.refuse(t, "Bearer "+f.sign(t, set(f.claims(), "aud", aud))) })
+	}
+	// Without the further audience, the resource's URL is just another
+	// audience.
+	plain := newFixture(t)
+	plain.refuse(t, "Bearer "+plain.sign(t, set(plain.claims(), "aud", resource)))
+}
+
+func TestAnEmptyFurtherAudienceIsAConfigurationError(t *testing.T) {
+	_, err := New(Config{Issuers: []Issuer{{Name: issuerA, JWKSURL: "https://k.example/jwks"}}, Audience: audience, Audiences: []string{""}})
+	if err == nil || !strings.Contains(err.Error(), "further audience 0 is empty") {
+		t.Fatalf("%v", err)
+	}
+}

@@ -44,6 +44,10 @@ type Config struct {
 	Issuers []Issuer
 	// Audience is the aud a token must name.
 	Audience string
+	// Audiences are further values of aud that are accepted in its place:
+	// a token is accepted when its aud names Audience or any of these
+	// (the MCP resource's canonical URL, RFC 8707). Optional.
+	Audiences []string
 	// Skew is allowed both ways on exp and nbf; zero means DefaultSkew.
 	Skew time.Duration
 	// CacheSize bounds the verified-token cache; zero means
@@ -61,11 +65,12 @@ type Config struct {
 // Authenticator is chain step 1: a bearer token in, a principal out. It is
 // safe for concurrent use.
 type Authenticator struct {
-	issuers  map[string]*keyset.Set
-	audience string
-	skew     time.Duration
-	now      func() time.Time
-	log      *slog.Logger
+	issuers map[string]*keyset.Set
+	// audiences are the aud values accepted: Config.Audience first.
+	audiences []string
+	skew      time.Duration
+	now       func() time.Time
+	log       *slog.Logger
 	// cache is nil when turned off.
 	cache *cache
 }
@@ -92,6 +97,11 @@ func New(cfg Config) (*Authenticator, error) {
 	if cfg.Audience == "" {
 		problems = append(problems, "authn: no audience is configured")
 	}
+	for i, aud := range cfg.Audiences {
+		if aud == "" {
+			problems = append(problems, fmt.Sprintf("authn: further audience %d is empty", i))
+		}
+	}
 	if cfg.Skew < 0 {
 		problems = append(problems, fmt.Sprintf("authn: skew %s is negative", cfg.Skew))
 	}
@@ -100,11 +110,11 @@ func New(cfg Config) (*Authenticator, error) {
 	}
 
 	a := &Authenticator{
-		issuers:  make(map[string]*keyset.Set, len(cfg.Issuers)),
-		audience: cfg.Audience,
-		skew:     cfg.Skew,
-		now:      cfg.Now,
-		log:      cfg.Logger,
+		issuers:   make(map[string]*keyset.Set, len(cfg.Issuers)),
+		audiences: append([]string{cfg.Audience}, cfg.Audiences...),
+		skew:      cfg.Skew,
+		now:       cfg.Now,
+		log:       cfg.Logger,
 	}
 	if a.skew == 0 {
 		a.skew = DefaultSkew
@@ -221,8 +231,8 @@ func (a *Authenticator) verify(ctx context.Context, token string, tax Taxonomy) 
 	if c.issuer != iss {
 		return nil, refuse("the verified iss %q is not the issuer whose keys verified it (%q)", clip(c.issuer), clip(iss))
 	}
-	if !slices.Contains(c.audience, a.audience) {
-		return nil, refuse("issuer %q: the token's aud does not name this audience", clip(iss))
+	if !slices.ContainsFunc(c.audience, func(aud string) bool { return slices.Contains(a.audiences, aud) }) {
+		return nil, refuse("issuer %q: the token's aud names none of this plane's audiences", clip(iss))
 	}
 	now := a.now()
 	if !now.Before(c.expiry.Add(a.skew)) {

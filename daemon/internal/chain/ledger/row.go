@@ -81,6 +81,26 @@ func bounded(s string, max int) string {
 	return s[:cut] + "…"
 }
 
+// maxClientName bounds client_name: the client chooses it.
+const maxClientName = 128
+
+// Surface fills the columns of how the call arrived: the surface, and the
+// name the client declared for itself, bounded and with control characters
+// replaced (attribution only: nothing decides on it).
+func Surface(e *ledgerv1.Event, surface, clientName string) {
+	e.Surface = surface
+	e.ClientName = bounded(strings.Map(printable, clientName), maxClientName)
+}
+
+// printable keeps r unless it is a control character, which a row's reader
+// might render; those become U+FFFD.
+func printable(r rune) rune {
+	if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029 {
+		return '\uFFFD'
+	}
+	return r
+}
+
 // Principal fills the columns of who called.
 func Principal(e *ledgerv1.Event, p *call.Principal) {
 	e.Tenant = p.Tenant

@@ -71,3 +71,26 @@ func TestARowRecordsADetailBoundedAndValid(t *testing.T) {
 		t.Fatalf("the row does not marshal: %v", err)
 	}
 }
+
+func TestARowRecordsTheClientsNameBoundedPrintableAndValid(t *testing.T) {
+	cases := []struct{ name, given, want string }{
+		{"plain", "claude-code", "claude-code"},
+		{"none", "", ""},
+		{"a newline cannot forge a log line", "cli\nfake=row", "cli\uFFFDfake=row"},
+		{"escape sequences", "a\x1b[31mred", "a\uFFFD[31mred"},
+		{"C1 and separators", "a\u0085b\u2028c", "a\uFFFDb\uFFFDc"},
+		{"invalid UTF-8", "a\xffb", "a\uFFFDb"},
+	}
+	for _, c := range cases {
+		e := rowstep.Open("id", time.Now(), "/mcp", "v")
+		rowstep.Surface(e, "mcp", c.given)
+		if e.Surface != "mcp" || e.ClientName != c.want {
+			t.Errorf("%s: surface %q, client %q, want %q", c.name, e.Surface, e.ClientName, c.want)
+		}
+	}
+	e := rowstep.Open("id", time.Now(), "/mcp", "v")
+	rowstep.Surface(e, "mcp", strings.Repeat("é", 200))
+	if len(e.ClientName) > 128+len("…") || !utf8.ValidString(e.ClientName) || !strings.HasSuffix(e.ClientName, "…") {
+		t.Fatalf("a long name is recorded as %d bytes: %q", len(e.ClientName), e.ClientName)
+	}
+}

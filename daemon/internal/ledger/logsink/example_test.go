@@ -18,5 +18,5 @@ func ExampleLogRow() {
 		Tool:    "/calc.v1.Calculator/Add",
 	})
 	// Output:
-	// {"level":"INFO","msg":"garm.ledger","event_id":"01J9ZQ4V7K8M2N3P4Q5R6S7T8V","time":"","tenant":"acme","app":"garmd","feature":"","run_id":"","correlation_id":"","causation_id":"","budget_id":"","tags":{},"latency_ms":0,"outcome":"denied","error_kind":"","tool":"/calc.v1.Calculator/Add","principal_subject":"","principal_actor":"","principal_kind":"","chain_depth":0,"clearance_effective":"","compartments_effective":[],"redaction_plan":"","redaction_count":0,"disclosed_count":0,"error_detail":"","execution_subject":"","catalogue_digest":"","daemon_version":"","method":""}
+	// {"level":"INFO","msg":"garm.ledger","event_id":"01J9ZQ4V7K8M2N3P4Q5R6S7T8V","time":"","tenant":"acme","app":"garmd","feature":"","run_id":"","correlation_id":"","causation_id":"","budget_id":"","tags":{},"latency_ms":0,"outcome":"denied","error_kind":"","tool":"/calc.v1.Calculator/Add","principal_subject":"","principal_actor":"","principal_kind":"","chain_depth":0,"clearance_effective":"","compartments_effective":[],"redaction_plan":"","redaction_count":0,"disclosed_count":0,"error_detail":"","execution_subject":"","catalogue_digest":"","daemon_version":"","method":"","surface":"","client_name":""}
 }

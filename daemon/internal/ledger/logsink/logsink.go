@@ -91,7 +91,7 @@ func logRow(logger *slog.Logger, e *ledgerv1.Event, extra ...slog.Attr) error {
 }
 
 // columnCount is the number of columns of a ledger row.
-const columnCount = 28
+const columnCount = 30
 
 // columns are e's columns in field-number order. A map and a list are always
 // given as values, never nil, and tags is a map rather than a group because
@@ -126,6 +126,8 @@ func columns(e *ledgerv1.Event) [columnCount]slog.Attr {
 		slog.String("catalogue_digest", e.GetCatalogueDigest()),
 		slog.String("daemon_version", e.GetDaemonVersion()),
 		slog.String("method", e.GetMethod()),
+		slog.String("surface", e.GetSurface()),
+		slog.String("client_name", e.GetClientName()),
 	}
 }
 

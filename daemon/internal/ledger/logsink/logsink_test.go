@@ -83,6 +83,8 @@ func fullRow() *ledgerv1.Event {
 		CatalogueDigest:       "sha256:feed",
 		DaemonVersion:         "v0.1.0",
 		Method:                "/payments.v1.Payments/Pay",
+		Surface:               "mcp",
+		ClientName:            "claude-code",
 	}
 }
 
@@ -113,7 +115,7 @@ func wantColumns(e *ledgerv1.Event) map[string]any {
 		"redaction_count": float64(e.GetRedactionCount()), "disclosed_count": float64(e.GetDisclosedCount()),
 		"error_detail": e.GetErrorDetail(), "execution_subject": e.GetExecutionSubject(),
 		"catalogue_digest": e.GetCatalogueDigest(), "daemon_version": e.GetDaemonVersion(),
-		"method": e.GetMethod(),
+		"method": e.GetMethod(), "surface": e.GetSurface(), "client_name": e.GetClientName(),
 	}
 }
 

@@ -106,7 +106,13 @@ type Event struct {
 	// The version of the garmd that wrote the row.
 	DaemonVersion string `protobuf:"bytes,73,opt,name=daemon_version,json=daemonVersion,proto3" json:"daemon_version,omitempty"`
 	// The route the call was made to: /<proto package>.<Service>/<Method>.
-	Method        string `protobuf:"bytes,74,opt,name=method,proto3" json:"method,omitempty"`
+	Method string `protobuf:"bytes,74,opt,name=method,proto3" json:"method,omitempty"`
+	// The surface the call arrived on: "http" (garmd's own routes) or "mcp"
+	// (the Model Context Protocol endpoint).
+	Surface string `protobuf:"bytes,75,opt,name=surface,proto3" json:"surface,omitempty"`
+	// The name the client declared for itself (MCP clientInfo.name), bounded
+	// and sanitised. Attribution only: nothing decides on it.
+	ClientName    string `protobuf:"bytes,76,opt,name=client_name,json=clientName,proto3" json:"client_name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -337,6 +343,20 @@ func (x *Event) GetMethod() string {
 	return ""
 }
 
+func (x *Event) GetSurface() string {
+	if x != nil {
+		return x.Surface
+	}
+	return ""
+}
+
+func (x *Event) GetClientName() string {
+	if x != nil {
+		return x.ClientName
+	}
+	return ""
+}
+
 // Batch frames ledger rows on the GARM_LEDGER stream: garmd publishes the rows
 // of one subject together, and a reader unpacks them in order.
 type Batch struct {
@@ -388,7 +408,7 @@ var File_garm_ledger_v1_event_proto protoreflect.FileDescriptor
 
 const file_garm_ledger_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x1agarm/ledger/v1/event.proto\x12\x0egarm.ledger.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb9\b\n" +
+	"\x1agarm/ledger/v1/event.proto\x12\x0egarm.ledger.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf4\b\n" +
 	"\x05Event\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x16\n" +
@@ -421,7 +441,10 @@ const file_garm_ledger_v1_event_proto_rawDesc = "" +
 	"\x11execution_subject\x18G \x01(\tR\x10executionSubject\x12)\n" +
 	"\x10catalogue_digest\x18H \x01(\tR\x0fcatalogueDigest\x12%\n" +
 	"\x0edaemon_version\x18I \x01(\tR\rdaemonVersion\x12\x16\n" +
-	"\x06method\x18J \x01(\tR\x06method\x1a7\n" +
+	"\x06method\x18J \x01(\tR\x06method\x12\x18\n" +
+	"\asurface\x18K \x01(\tR\asurface\x12\x1f\n" +
+	"\vclient_name\x18L \x01(\tR\n" +
+	"clientName\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01J\x04\b\x14\x10!J\x04\b\"\x10*J\x04\b2\x10<\"6\n" +
