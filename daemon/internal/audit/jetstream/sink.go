@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/garm-dev/garm/daemon/internal/audit"
+	"github.com/garm-dev/garm/daemon/internal/busoutcome"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats.go"
@@ -17,6 +18,13 @@ import (
 
 // DefaultTimeout bounds a write whose Options.Timeout is zero.
 const DefaultTimeout = 5 * time.Second
+
+// Bounds of one write's attempts: an attempt whose answer is lost is made
+// again within the write's own bound.
+const (
+	attemptTimeout = time.Second
+	retryPause     = 50 * time.Millisecond
+)
 
 // Options tune a Sink. Every field may be left zero.
 type Options struct {
@@ -74,11 +82,28 @@ func (s *Sink) Write(ctx context.Context, e *ledgerv1.Event) error {
 	msgID := MsgID(e)
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	ack, err := s.js.PublishMsg(ctx,
-		&nats.Msg{Subject: wire.AuditSubject(e.GetTenant(), e.GetApp()), Data: data},
-		jetstream.WithMsgID(msgID),
-		jetstream.WithExpectStream(wire.AuditStream),
-	)
+	msg := &nats.Msg{Subject: wire.AuditSubject(e.GetTenant(), e.GetApp()), Data: data}
+	// No outcome is guessed (decision 0034): a write definitely not made
+	// fails at once; one whose answer was lost is made again under the same
+	// Nats-Msg-Id, which the stream's duplicate window recognises, until it
+	// is acknowledged or ctx ends.
+	var ack *jetstream.PubAck
+	for {
+		attempt, cancelAttempt := context.WithTimeout(ctx, attemptTimeout)
+		ack, err = s.js.PublishMsg(attempt, msg,
+			jetstream.WithMsgID(msgID),
+			jetstream.WithExpectStream(wire.AuditStream),
+			jetstream.WithRetryAttempts(0),
+		)
+		cancelAttempt()
+		if err == nil || busoutcome.NotWritten(err) || busoutcome.Refused(err) || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(retryPause):
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("audit/jetstream: the %s row of event %s was not acknowledged by %s: %w", outcome, id, wire.AuditStream, err)
 	}

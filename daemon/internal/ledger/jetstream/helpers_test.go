@@ -214,6 +214,7 @@ func wantColumns(e *ledgerv1.Event) map[string]any {
 		"disclosed_count": float64(e.GetDisclosedCount()), "error_detail": e.GetErrorDetail(),
 		"execution_subject": e.GetExecutionSubject(), "catalogue_digest": e.GetCatalogueDigest(),
 		"daemon_version": e.GetDaemonVersion(), "method": e.GetMethod(),
+		"surface": e.GetSurface(), "client_name": e.GetClientName(),
 	}
 }
 
@@ -248,6 +249,8 @@ func row(tenant string, n int) *ledgerv1.Event {
 		CatalogueDigest:       "sha256:feed",
 		DaemonVersion:         "v0.1.0",
 		Method:                "/payments.v1.Payments/Pay",
+		Surface:               "mcp",
+		ClientName:            "claude-code",
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/garm-dev/garm/daemon/internal/busoutcome"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats.go"
@@ -14,10 +15,6 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
-
-// publishAttempts is how many times a batch is offered to the stream, under
-// one Nats-Msg-Id, before it falls back.
-const publishAttempts = 2
 
 // errCloseDeadline is why rows fell back when Close's context ended first.
 var errCloseDeadline = errors.New("Close's context ended before the rows were acknowledged")
@@ -182,16 +179,28 @@ func (p *publisher) forget(b *batch) {
 	}
 }
 
-// publish offers b to the stream up to publishAttempts times under one
-// Nats-Msg-Id and counts its rows recorded, or lets them fall back.
+// publish offers b to the stream under one Nats-Msg-Id until it is
+// acknowledged, and counts its rows recorded or lets them fall back. No
+// outcome is guessed (decision 0034): a batch definitely not written — the
+// bus away (garmd keeps no reconnect buffer), no stream answering, the
+// server refusing it — falls back at once; a batch whose outcome is
+// unknown is offered again under the same id, which the stream's duplicate
+// window makes safe, until it is acknowledged, RetryHorizon has passed, or
+// Close's context ends — and only then falls back, marked as possibly on
+// the stream too.
 func (p *publisher) publish(b *batch) {
 	p.forget(b)
 	defer func() { b.rows, b.data = nil, nil }()
 	p.seq++
 	id := p.r.idPrefix + "-" + strconv.FormatUint(p.seq, 10)
 	msg := &nats.Msg{Subject: b.subject, Data: b.data, Header: nats.Header{}}
-	err := p.r.ctx.Err()
-	for attempt := 0; attempt < publishAttempts && p.r.ctx.Err() == nil; attempt++ {
+	first := time.Now()
+	unknown := false
+	var err error
+	for {
+		if err = p.r.ctx.Err(); err != nil {
+			break
+		}
 		ctx, cancel := context.WithTimeout(p.r.ctx, p.r.opts.PublishTimeout)
 		_, err = p.r.js.PublishMsg(ctx, msg,
 			jetstream.WithMsgID(id),
@@ -203,13 +212,29 @@ func (p *publisher) publish(b *batch) {
 			p.r.counts.Recorded.Add(uint64(len(b.rows)))
 			return
 		}
+		if !unknown && (busoutcome.NotWritten(err) || busoutcome.Refused(err)) {
+			break
+		}
+		// Unknown, or definite only about this attempt after an earlier
+		// one went unanswered: the batch may be on the stream already.
+		unknown = true
+		if time.Since(first) >= RetryHorizon {
+			break
+		}
+		select {
+		case <-p.r.ctx.Done():
+		case <-time.After(retryPause):
+		}
 	}
 	reason := ReasonPublishFailed
-	if p.r.ctx.Err() != nil {
+	switch {
+	case p.r.ctx.Err() != nil:
 		reason = ReasonCloseDeadline
-		if err == nil || errors.Is(err, context.Canceled) {
-			err = errCloseDeadline
-		}
+	case unknown:
+		reason = ReasonPublishUnknown
+	}
+	if p.r.ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
+		err = errCloseDeadline
 	}
 	p.r.opts.Logger.LogAttrs(context.Background(), slog.LevelWarn, "ledger batch not published; its rows fall back to the log",
 		slog.String("subject", b.subject),

@@ -24,7 +24,15 @@ const (
 	DefaultMaxBatchBytes  = 512 << 10
 	DefaultBufferRows     = 64 << 10
 	DefaultPublishTimeout = 2 * time.Second
+	// RetryHorizon is how long a batch whose publish outcome is unknown is
+	// offered again under its one Nats-Msg-Id before its rows fall back,
+	// marked. GARM_LEDGER's duplicate window must be at least this long, so
+	// that every retry of a write that landed is recognised as one.
+	RetryHorizon = time.Minute
 )
+
+// retryPause separates the attempts of a batch whose outcome is unknown.
+const retryPause = 100 * time.Millisecond
 
 // headerRoom is what a batch leaves of the server's maximum payload for the
 // message's headers.
@@ -36,11 +44,16 @@ const (
 	ReasonBufferFull = "buffer_full"
 	// ReasonClosed: the row arrived after Close.
 	ReasonClosed = "closed"
-	// ReasonPublishFailed: its batch was not acknowledged after every
-	// attempt.
+	// ReasonPublishFailed: its batch was definitely not written (the bus
+	// away, no stream answering, or the server refusing it).
 	ReasonPublishFailed = "publish_failed"
+	// ReasonPublishUnknown: whether its batch reached the stream is
+	// unknown: every attempt for RetryHorizon went unanswered. The row may
+	// also be on the stream; merge the log with the stream by event id.
+	ReasonPublishUnknown = "publish_unknown"
 	// ReasonCloseDeadline: Close's context ended before its batch was
-	// acknowledged.
+	// acknowledged. Like ReasonPublishUnknown, the row may also be on the
+	// stream when an attempt was under way.
 	ReasonCloseDeadline = "close_deadline"
 	// ReasonUnencodable: the row does not marshal (a string that is not
 	// UTF-8), so it can be in no batch.
