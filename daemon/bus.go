@@ -158,6 +158,7 @@ func connect(cfg Config, closed chan struct{}, logger *slog.Logger) (*nats.Conn,
 	if err != nil {
 		return nil, err
 	}
+	opts = append(opts, busEventHandlers(logger)...)
 	nc, err := nats.Connect(cfg.NATS, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("--nats %s (authenticating with %s): %w", cfg.NATS, cfg.busAuth(), err)

@@ -27,7 +27,6 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/toolplane"
 	"github.com/garm-dev/garm/daemon/internal/transport/natsbus"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Timeouts of the daemon's own housekeeping.
@@ -61,6 +60,9 @@ type Daemon struct {
 	recorder  ledger.Recorder
 	opt       optionalSteps
 	metrics   *metrics.Metrics
+	// ops are the counters of what garmd depends on, incremented from
+	// before metrics exists.
+	ops       metrics.Operations
 	plane     net.Listener
 	adminL    net.Listener
 	planeSrv  *http.Server
@@ -152,6 +154,7 @@ func (d *Daemon) open(ctx context.Context) error {
 		return err
 	}
 	sources := metrics.Sources{Ledger: d.recorder.Counts(), TokenCache: authenticator.CacheCounts, InFlight: d.inFlight}
+	d.operationSources(&sources, authenticator)
 	if n := d.opt.notifier; n != nil {
 		sources.Notifications = func() (published, failed, dropped uint64) {
 			c := n.Counts()
@@ -217,7 +220,7 @@ func (d *Daemon) openLedger(ctx context.Context) error {
 		d.recorder = logsink.New(d.logger)
 		return nil
 	}
-	js, err := jetstream.New(d.nc)
+	js, err := d.jetStream()
 	if err != nil {
 		return fmt.Errorf("--ledger-stream: %w", err)
 	}
