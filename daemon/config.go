@@ -24,8 +24,9 @@ type Config struct {
 	// new artifact (--catalogue-poll); 0 reads it once at start. Ignored
 	// for a file.
 	CataloguePoll time.Duration
-	// NATS is the bus's URL (--nats). It carries no credentials: those
-	// come from the files below.
+	// NATS is the bus's URL (--nats), or a seed list: a cluster's server
+	// URLs separated by commas, of which any one answering is enough to
+	// start. It carries no credentials: those come from the files below.
 	NATS string
 	// Listen is the tool plane's address (--listen).
 	Listen string

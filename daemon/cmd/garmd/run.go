@@ -82,7 +82,7 @@ func serveFlags(cfg *garmd.Config, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.Catalogue, "catalogue", cfg.Catalogue, "the catalogue artifact to serve: a file path or s3://bucket/key, read with the AWS default chain (`location`, required)")
 	fs.DurationVar(&cfg.CataloguePoll, "catalogue-poll", cfg.CataloguePoll, "how often an s3:// catalogue's ETag is polled for a new artifact (0 = read once at start; ignored for a file)")
-	fs.StringVar(&cfg.NATS, "nats", cfg.NATS, "the bus to tools and JetStream (`url`)")
+	fs.StringVar(&cfg.NATS, "nats", cfg.NATS, "the bus to tools and JetStream: a `url`, or a comma-separated seed list of a cluster's servers' URLs (garmd starts when any answers)")
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "the tool plane's `address`")
 	fs.StringVar(&cfg.AdminListen, "admin-listen", cfg.AdminListen, "health, readiness and metrics `address`")
 	fs.Var((*repeated)(&cfg.Issuers), "issuer", "a trusted token `issuer` (repeatable; paired by position with --jwks)")
