@@ -68,6 +68,9 @@ type Config struct {
 	// MaxTools refuses a catalogue with more tools; 0 is no limit
 	// (--max-tools).
 	MaxTools int
+	// MinReplicas is the fewest replicas every stream and bucket garmd
+	// uses must have (--min-replicas): 3 on a three-node cluster.
+	MinReplicas int
 
 	// The tool plane's bounds on slow and abusive callers (decision 0031).
 	// HeaderTimeout bounds reading a request's headers (--header-timeout).
@@ -124,6 +127,7 @@ func DefaultConfig() Config {
 		AdminListen:   "127.0.0.1:7441",
 		Audience:      "garm",
 		ToolTimeout:   30 * time.Second,
+		MinReplicas:   1,
 
 		HeaderTimeout:  10 * time.Second,
 		BodyTimeout:    30 * time.Second,
@@ -188,6 +192,7 @@ func (c Config) Validate() error {
 		add("--max-tools %d is negative (0 means no limit)", c.MaxTools)
 	}
 	problems = append(problems, c.planeProblems()...)
+	problems = append(problems, c.replicationProblems()...)
 	if len(problems) == 0 {
 		return nil
 	}

@@ -135,6 +135,9 @@ func (d *Daemon) open(ctx context.Context) error {
 	if err := d.openOptional(ctx); err != nil {
 		return err
 	}
+	if err := d.checkReplication(ctx); err != nil {
+		return err
+	}
 	if err := catalogue.Mount(gen, d.opt.steps); err != nil {
 		return fmt.Errorf("catalogue %s (%s) does not mount: %w", cfg.Catalogue, gen.Digest, err)
 	}
