@@ -79,6 +79,8 @@ type Daemon struct {
 	// quarantine keeps packages whose services mismatch the catalogue
 	// from being called.
 	quarantine *quarantine.Reconciler
+	// quorum is what /readyz knows of JetStream's quorum.
+	quorum quorumWatch
 }
 
 // Serve runs garmd with cfg until ctx is done, then shuts down (SPEC 7.11).
@@ -203,7 +205,7 @@ func (d *Daemon) open(ctx context.Context) error {
 		MaxHeaderBytes: cfg.MaxHeaderBytes,
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	d.adminH = admin.Handler(admin.Config{Ready: d.ready, Metrics: d.metrics.Handler(), Logger: logger})
+	d.adminH = admin.Handler(admin.Config{Ready: d.ready, Degraded: d.degraded, Metrics: d.metrics.Handler(), Logger: logger})
 
 	if d.plane, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return fmt.Errorf("--listen %s: %w", cfg.Listen, err)
@@ -281,6 +283,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	go func() { planeDone <- d.planeSrv.Serve(d.plane) }()
 	stopReloader := d.runReloader(ctx)
 	stopQuarantine := d.runQuarantine(ctx)
+	stopQuorum := d.runQuorumWatch(ctx)
 
 	var err error
 	select {
@@ -291,6 +294,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.stopping.Store(true)
 	stopReloader()
 	stopQuarantine()
+	stopQuorum()
 	d.logger.Info("garmd: shutting down: no new calls; waiting for calls in flight")
 
 	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cfg.ToolTimeout+drainGrace)
