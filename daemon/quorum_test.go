@@ -11,7 +11,6 @@ import (
 	"time"
 
 	garmd "github.com/garm-dev/garm/daemon"
-	"github.com/garm-dev/garm/daemon/internal/clustertest"
 	"github.com/garm-dev/garm/devkit/idp"
 	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"github.com/nats-io/nats.go/jetstream"
@@ -70,7 +69,7 @@ func waitReadyz(t *testing.T, adminURL, what string, cond func(status int, body 
 }
 
 func TestReadinessSaysDegradedWhileJetStreamHasLostQuorumForTheStreamsToolsNeed(t *testing.T) {
-	cluster := clustertest.Start(t, "garm", 3)
+	cluster := garmtooltest.StartCluster(t, "garm", 3)
 	_, js := garmtooltest.ConnectJetStream(t, cluster.URLs())
 	createR3Streams(t, js)
 

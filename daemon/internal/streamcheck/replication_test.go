@@ -11,7 +11,6 @@ import (
 
 	auditjs "github.com/garm-dev/garm/daemon/internal/audit/jetstream"
 	"github.com/garm-dev/garm/daemon/internal/chain/notify"
-	"github.com/garm-dev/garm/daemon/internal/clustertest"
 	ledgerjs "github.com/garm-dev/garm/daemon/internal/ledger/jetstream"
 	replayjs "github.com/garm-dev/garm/daemon/internal/replay/jetstream"
 	"github.com/garm-dev/garm/daemon/internal/streamcheck"
@@ -145,7 +144,7 @@ func TestOnOneServerTooFewReplicasAndAShortDuplicateWindowAreRefusedWithTheirFix
 }
 
 func TestOnAClusterR3PassesAndR1IsAWarning(t *testing.T) {
-	cluster := clustertest.Start(t, "garm", 3)
+	cluster := garmtooltest.StartCluster(t, "garm", 3)
 	_, js := garmtooltest.ConnectJetStream(t, cluster.URLs())
 
 	create(t, js, &jetstream.KeyValueConfig{Bucket: wire.GrantsSpentBucket, Storage: jetstream.FileStorage, Replicas: 3}, streams(3, 2*time.Minute)...)

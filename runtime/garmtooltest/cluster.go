@@ -1,4 +1,4 @@
-package clustertest
+package garmtooltest
 
 import (
 	"fmt"
@@ -14,7 +14,10 @@ import (
 // formTimeout bounds the wait for a cluster, or a node, to be ready.
 const formTimeout = 30 * time.Second
 
-// Cluster is nodes of one NATS cluster with JetStream.
+// Cluster is a real NATS cluster with JetStream in the test process: nodes
+// on loopback, each with its own client port, route port and store
+// directory, routed to one another. A test stops and starts nodes to lose
+// and regain quorum.
 type Cluster struct {
 	t     testing.TB
 	Nodes []*Node
@@ -29,9 +32,10 @@ type Node struct {
 	clientPort int
 }
 
-// Start runs a cluster of n nodes named name-1…name-n until the test ends,
-// and returns once it has a JetStream meta leader.
-func Start(t testing.TB, name string, n int) *Cluster {
+// StartCluster runs a cluster of n nodes named name-1…name-n until the
+// test ends, and returns once it has a JetStream meta leader: formation
+// takes seconds, so it is waited for with a bounded poll.
+func StartCluster(t testing.TB, name string, n int) *Cluster {
 	t.Helper()
 	clientPorts, clusterPorts := freePorts(t, n), freePorts(t, n)
 	routes := make([]string, n)
@@ -74,12 +78,12 @@ func (n *Node) Start() error {
 	}
 	srv, err := server.NewServer(n.opts.Clone())
 	if err != nil {
-		return fmt.Errorf("clustertest: node %s: %w", n.name, err)
+		return fmt.Errorf("garmtooltest: node %s: %w", n.name, err)
 	}
 	go srv.Start()
 	if !srv.ReadyForConnections(formTimeout) {
 		srv.Shutdown()
-		return fmt.Errorf("clustertest: node %s did not take connections within %s", n.name, formTimeout)
+		return fmt.Errorf("garmtooltest: node %s did not take connections within %s", n.name, formTimeout)
 	}
 	n.srv = srv
 	return nil
@@ -130,7 +134,7 @@ func (c *Cluster) WaitForMetaLeader() {
 			return
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("clustertest: no JetStream meta leader within %s", formTimeout)
+			c.t.Fatalf("garmtooltest: no JetStream meta leader within %s", formTimeout)
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
