@@ -34,14 +34,7 @@ const askTimeout = 2 * time.Second
 func (c Config) busProblems() []string {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	u, err := url.Parse(c.NATS)
-	switch {
-	case err != nil || u.Host == "" || (u.Scheme != "nats" && u.Scheme != "tls"):
-		// The URL is not echoed: one with user information may carry a secret.
-		add("--nats is not a nats:// or tls:// URL")
-	case u.User != nil:
-		add("--nats carries credentials in the URL; give them in a file instead: --nats-user-file (user and password), --nats-nkey or --nats-creds")
-	}
+	problems = append(problems, seedProblems(c.NATS)...)
 	var given []string
 	for _, f := range []struct{ flag, path string }{
 		{"--nats-creds", c.NATSCreds}, {"--nats-nkey", c.NATSNKey}, {"--nats-user-file", c.NATSUserFile},
@@ -71,6 +64,50 @@ func (c Config) busProblems() []string {
 	}
 	if (c.NATSTLSCert == "") != (c.NATSTLSKey == "") {
 		add("--nats-tls-cert and --nats-tls-key go together: a client certificate needs its key")
+	}
+	return problems
+}
+
+// busSeeds are the URLs of a --nats seed list, split as nats.go splits
+// them: at commas, each trimmed, empty ones dropped. garmd connects to the
+// first that answers and learns the rest of the cluster from it.
+func busSeeds(list string) []string {
+	var seeds []string
+	for _, s := range strings.Split(list, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			seeds = append(seeds, s)
+		}
+	}
+	return seeds
+}
+
+// seedProblems checks every URL of a --nats seed list the same way.
+func seedProblems(list string) []string {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	seeds := busSeeds(list)
+	if len(seeds) == 0 {
+		add("--nats is empty: give the bus's URL, or a comma-separated list of its servers' URLs")
+	}
+	schemes := map[string]bool{}
+	for i, seed := range seeds {
+		flag := "--nats"
+		if len(seeds) > 1 {
+			flag = fmt.Sprintf("--nats seed #%d", i+1)
+		}
+		u, err := url.Parse(seed)
+		switch {
+		case err != nil || u.Host == "" || (u.Scheme != "nats" && u.Scheme != "tls"):
+			// The URL is not echoed: one with user information may carry a secret.
+			add("%s is not a nats:// or tls:// URL", flag)
+			continue
+		case u.User != nil:
+			add("%s carries credentials in the URL; give them in a file instead: --nats-user-file (user and password), --nats-nkey or --nats-creds", flag)
+		}
+		schemes[u.Scheme] = true
+	}
+	if len(schemes) > 1 {
+		add("--nats mixes nats:// and tls:// seeds; garmd's connection is encrypted to every server or to none")
 	}
 	return problems
 }
@@ -162,6 +199,7 @@ func connect(cfg Config, closed chan struct{}, logger *slog.Logger) (*nats.Conn,
 	if err != nil {
 		return nil, err
 	}
+	opts = append(opts, busEventHandlers(logger)...)
 	nc, err := nats.Connect(cfg.NATS, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("--nats %s (authenticating with %s): %w", cfg.NATS, cfg.busAuth(), err)

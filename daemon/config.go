@@ -24,8 +24,9 @@ type Config struct {
 	// new artifact (--catalogue-poll); 0 reads it once at start. Ignored
 	// for a file.
 	CataloguePoll time.Duration
-	// NATS is the bus's URL (--nats). It carries no credentials: those
-	// come from the files below.
+	// NATS is the bus's URL (--nats), or a seed list: a cluster's server
+	// URLs separated by commas, of which any one answering is enough to
+	// start. It carries no credentials: those come from the files below.
 	NATS string
 	// Listen is the tool plane's address (--listen).
 	Listen string
@@ -74,6 +75,9 @@ type Config struct {
 	// resource the metadata names, and an audience a token may carry in
 	// place of Audience. Empty: http://<the bound --listen address>/mcp.
 	MCPResource string
+	// MinReplicas is the fewest replicas every stream and bucket garmd
+	// uses must have (--min-replicas): 3 on a three-node cluster.
+	MinReplicas int
 
 	// The tool plane's bounds on slow and abusive callers (decision 0031).
 	// HeaderTimeout bounds reading a request's headers (--header-timeout).
@@ -130,6 +134,7 @@ func DefaultConfig() Config {
 		AdminListen:   "127.0.0.1:7441",
 		Audience:      "garm",
 		ToolTimeout:   30 * time.Second,
+		MinReplicas:   1,
 
 		HeaderTimeout:  10 * time.Second,
 		BodyTimeout:    30 * time.Second,
@@ -201,6 +206,7 @@ func (c Config) Validate() error {
 		add("--max-tools %d is negative (0 means no limit)", c.MaxTools)
 	}
 	problems = append(problems, c.planeProblems()...)
+	problems = append(problems, c.replicationProblems()...)
 	if len(problems) == 0 {
 		return nil
 	}

@@ -35,7 +35,7 @@ func (d *Daemon) openOptional(ctx context.Context) error {
 	if !cfg.Grants() && cfg.AuditStreamRetention == nil && !cfg.Notify {
 		return nil
 	}
-	js, err := jetstream.New(d.nc)
+	js, err := d.jetStream()
 	if err != nil {
 		return fmt.Errorf("JetStream: %w", err)
 	}
@@ -51,7 +51,7 @@ func (d *Daemon) openOptional(ctx context.Context) error {
 		if err := auditjs.CheckStream(ctx, js, *r); err != nil {
 			problems = append(problems, fmt.Errorf("--audit-stream-retention: %w", err))
 		} else {
-			d.opt.audit = auditjs.New(js, auditjs.Options{Logger: d.logger})
+			d.opt.audit = countingSink{auditjs.New(js, auditjs.Options{Logger: d.logger}), &d.ops}
 			d.opt.steps.AuditRetention = r
 		}
 	}
@@ -77,7 +77,7 @@ func (d *Daemon) openGrants(ctx context.Context, js jetstream.JetStream) error {
 		Issuer:   d.cfg.GrantIssuer,
 		JWKSURL:  d.cfg.GrantKeySet(),
 		Audience: d.cfg.GrantAud(),
-		Spender:  replayjs.New(js, wire.GrantsSpentBucket),
+		Spender:  countingSpender{replayjs.New(js, wire.GrantsSpentBucket), &d.ops},
 		Logger:   d.logger,
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
 	"github.com/garm-dev/garm/daemon/internal/catalogue/source"
+	"github.com/garm-dev/garm/daemon/internal/metrics"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats.go"
 )
@@ -103,6 +104,8 @@ type reloader struct {
 	warned time.Time
 	// polled is when the last poll began.
 	polled time.Time
+	// ops counts each reload's result; nil counts nothing.
+	ops *metrics.Operations
 }
 
 // refusal is an artifact that did not load or mount, remembered so that it
@@ -208,6 +211,7 @@ func (r *reloader) consider(data []byte, etag string) {
 	}
 	r.serving.Store(gen)
 	r.etag, r.refused = etag, nil
+	r.count(metrics.ReloadSwapped)
 	r.logger.Info("garmd: catalogue reloaded", "source", r.src.String(),
 		"old_digest", serving.Digest, "new_digest", gen.Digest, "producer", gen.Producer, "tools", len(gen.Tools))
 	for _, f := range r.onSwap {
@@ -217,7 +221,14 @@ func (r *reloader) consider(data []byte, etag string) {
 
 func (r *reloader) refuse(etag, digest string, err error) {
 	r.refused = &refusal{etag: etag, digest: digest, reason: err}
+	r.count(metrics.ReloadRefused)
 	r.restate()
+}
+
+func (r *reloader) count(result metrics.ReloadResult) {
+	if r.ops != nil {
+		r.ops.CountReload(result)
+	}
 }
 
 // restate logs the standing refusal, unless it was stated within
@@ -244,6 +255,7 @@ func (r *reloader) unreachable(ctx context.Context, err error) {
 	if ctx.Err() != nil {
 		return
 	}
+	r.count(metrics.ReloadUnreachable)
 	now := r.now()
 	if !r.warned.IsZero() && now.Sub(r.warned) < r.every {
 		return
@@ -268,6 +280,7 @@ func (d *Daemon) openReloader(ctx context.Context, etag string) error {
 		return err
 	}
 	r := newReloader(src, d.serving, etag, catalogue.Options{MaxTools: d.cfg.MaxTools}, d.opt.steps, d.cfg.CataloguePoll, d.logger)
+	r.ops = &d.ops
 	if d.hints, err = d.nc.Subscribe(wire.CataloguePublishedSubject, func(*nats.Msg) { r.hint() }); err != nil {
 		return fmt.Errorf("subscribing to %s: %w", wire.CataloguePublishedSubject, err)
 	}

@@ -28,7 +28,6 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/toolplane"
 	"github.com/garm-dev/garm/daemon/internal/transport/natsbus"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Timeouts of the daemon's own housekeeping.
@@ -62,6 +61,9 @@ type Daemon struct {
 	recorder  ledger.Recorder
 	opt       optionalSteps
 	metrics   *metrics.Metrics
+	// ops are the counters of what garmd depends on, incremented from
+	// before metrics exists.
+	ops       metrics.Operations
 	plane     net.Listener
 	adminL    net.Listener
 	planeSrv  *http.Server
@@ -80,6 +82,8 @@ type Daemon struct {
 	quarantine *quarantine.Reconciler
 	// mcpResource is the MCP endpoint's canonical URL; empty without --mcp.
 	mcpResource string
+	// quorum is what /readyz knows of JetStream's quorum.
+	quorum quorumWatch
 }
 
 // Serve runs garmd with cfg until ctx is done, then shuts down (SPEC 7.11).
@@ -136,6 +140,9 @@ func (d *Daemon) open(ctx context.Context) error {
 	if err := d.openOptional(ctx); err != nil {
 		return err
 	}
+	if err := d.checkReplication(ctx); err != nil {
+		return err
+	}
 	if err := catalogue.Mount(gen, d.opt.steps); err != nil {
 		return fmt.Errorf("catalogue %s (%s) does not mount: %w", cfg.Catalogue, gen.Digest, err)
 	}
@@ -170,6 +177,7 @@ func (d *Daemon) open(ctx context.Context) error {
 		return err
 	}
 	sources := metrics.Sources{Ledger: d.recorder.Counts(), TokenCache: authenticator.CacheCounts, InFlight: d.inFlight}
+	d.operationSources(&sources, authenticator)
 	if n := d.opt.notifier; n != nil {
 		sources.Notifications = func() (published, failed, dropped uint64) {
 			c := n.Counts()
@@ -221,7 +229,7 @@ func (d *Daemon) open(ctx context.Context) error {
 		MaxHeaderBytes: cfg.MaxHeaderBytes,
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	d.adminH = admin.Handler(admin.Config{Ready: d.ready, Metrics: d.metrics.Handler(), Logger: logger})
+	d.adminH = admin.Handler(admin.Config{Ready: d.ready, Degraded: d.degraded, Metrics: d.metrics.Handler(), Logger: logger})
 
 	if d.adminL, err = admin.Listen(cfg.AdminListen); err != nil {
 		return fmt.Errorf("--admin-listen %s: %w", cfg.AdminListen, err)
@@ -263,7 +271,7 @@ func (d *Daemon) openLedger(ctx context.Context) error {
 		d.recorder = logsink.New(d.logger)
 		return nil
 	}
-	js, err := jetstream.New(d.nc)
+	js, err := d.jetStream()
 	if err != nil {
 		return fmt.Errorf("--ledger-stream: %w", err)
 	}
@@ -324,6 +332,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	go func() { planeDone <- d.planeSrv.Serve(d.plane) }()
 	stopReloader := d.runReloader(ctx)
 	stopQuarantine := d.runQuarantine(ctx)
+	stopQuorum := d.runQuorumWatch(ctx)
 
 	var err error
 	select {
@@ -334,6 +343,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.stopping.Store(true)
 	stopReloader()
 	stopQuarantine()
+	stopQuorum()
 	d.logger.Info("garmd: shutting down: no new calls; waiting for calls in flight")
 
 	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cfg.ToolTimeout+drainGrace)

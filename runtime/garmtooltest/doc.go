@@ -25,7 +25,9 @@
 // a client of it that reconnects. A JetStream server keeps its store in a
 // directory of the test's, so its streams and buckets survive Restart, or
 // Stop and Start around calls made while it is gone, as a real server's
-// would; a plain server's Restart comes back empty.
+// would; a plain server's Restart comes back empty. StartCluster runs a
+// three-node (or n-node) cluster with JetStream on loopback, for tests of
+// replication, node loss and quorum.
 //
 // It is for tests only: it is the one package under runtime/ that links the
 // NATS server, and nothing a service ships may import it. It does not run

@@ -14,10 +14,12 @@ const (
 	MetricsPath = "/metrics"
 )
 
-// Bodies of the two probes when all is well.
+// Bodies of the two probes when all is well; a degraded readiness body is
+// DegradedPrefix and the reason.
 const (
-	AliveBody = "ok"
-	ReadyBody = "ready"
+	AliveBody      = "ok"
+	ReadyBody      = "ready"
+	DegradedPrefix = "degraded: "
 )
 
 // notReadyUnknown is the reason given when no Ready function was wired, or
@@ -30,6 +32,11 @@ type Config struct {
 	// error whose message is a static sentence saying why not. Nil Ready
 	// means never ready.
 	Ready func() error
+	// Degraded says, while garmd is ready, what it cannot fully do: "" when
+	// nothing, else a static sentence. A degraded garmd is still ready
+	// (200): some tools refuse or fall back, and the others serve. Nil
+	// means never degraded.
+	Degraded func() string
 	// Metrics serves /metrics. Nil means /metrics is 404 like any other
 	// path not served.
 	Metrics http.Handler
@@ -39,7 +46,7 @@ type Config struct {
 
 // Handler serves /healthz, /readyz and /metrics, and nothing else.
 func Handler(c Config) http.Handler {
-	h := &handler{ready: c.Ready, metrics: c.Metrics, log: c.Logger}
+	h := &handler{ready: c.Ready, degraded: c.Degraded, metrics: c.Metrics, log: c.Logger}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -47,9 +54,10 @@ func Handler(c Config) http.Handler {
 }
 
 type handler struct {
-	ready   func() error
-	metrics http.Handler
-	log     *slog.Logger
+	ready    func() error
+	degraded func() string
+	metrics  http.Handler
+	log      *slog.Logger
 
 	mu         sync.Mutex
 	probed     bool
@@ -84,17 +92,25 @@ func (h *handler) serveReadiness(w http.ResponseWriter) {
 			reason = msg
 		}
 	}
-	h.noteChange(reason)
 	if reason != "" {
+		h.noteChange(reason, false)
 		writeText(w, http.StatusServiceUnavailable, reason)
 		return
 	}
+	if h.degraded != nil {
+		if why := h.degraded(); why != "" {
+			h.noteChange(DegradedPrefix+why, true)
+			writeText(w, http.StatusOK, DegradedPrefix+why)
+			return
+		}
+	}
+	h.noteChange("", true)
 	writeText(w, http.StatusOK, ReadyBody)
 }
 
 // noteChange logs readiness when it differs from the last probe's, so a
 // probe every few seconds does not become a log line every few seconds.
-func (h *handler) noteChange(reason string) {
+func (h *handler) noteChange(reason string, ready bool) {
 	h.mu.Lock()
 	changed := !h.probed || reason != h.lastReason
 	h.probed, h.lastReason = true, reason
@@ -102,9 +118,12 @@ func (h *handler) noteChange(reason string) {
 	if !changed {
 		return
 	}
-	if reason == "" {
+	switch {
+	case reason == "":
 		h.log.Info("garmd is ready")
-	} else {
+	case ready:
+		h.log.Warn("garmd is ready, degraded", "reason", reason)
+	default:
 		h.log.Warn("garmd is not ready", "reason", reason)
 	}
 }

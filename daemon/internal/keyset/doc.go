@@ -6,7 +6,10 @@
 //
 // A Set is fetched lazily on first use, kept for TTL, refreshed in the
 // background when a use falls within RefreshAhead of its end, and refetched
-// for an unknown key id at most once per UnknownKidInterval. Only one fetch
+// for an unknown key id at most once per UnknownKidInterval after a fetch
+// that succeeded. A fetch that failed, whatever caused it, is retried after
+// RetryAfterFailure instead: an endpoint that comes back during a key
+// rotation is asked again within seconds, not a minute later. Only one fetch
 // is ever in flight per Set: every caller that needs it waits on that one. A
 // Set that is past its TTL and cannot be refreshed refuses every signature
 // (fail closed): old keys are never trusted beyond their time because the

@@ -18,11 +18,13 @@ const (
 	// RefreshAhead is the last part of a set's life in which a use starts
 	// one background refresh, so a busy set is replaced before it is stale.
 	RefreshAhead = 2 * time.Minute
-	// UnknownKidInterval is the least time between two fetches caused by a
-	// key id the set does not hold.
+	// UnknownKidInterval is the least time between a fetch that succeeded
+	// and the next one caused by a key id the set does not hold.
 	UnknownKidInterval = time.Minute
 	// RetryAfterFailure is the least time between a failed fetch and the
-	// next one: an endpoint that is down is not asked again on every call.
+	// next one, whatever caused either: an endpoint that is down is not
+	// asked again on every call, and one that comes back is asked again
+	// soon, not a whole UnknownKidInterval later.
 	RetryAfterFailure = 5 * time.Second
 	// FetchTimeout bounds one fetch, from request to parsed body.
 	FetchTimeout = 10 * time.Second
@@ -50,6 +52,8 @@ type Set struct {
 
 	// snap is the last set fetched successfully; nil before the first.
 	snap atomic.Pointer[snapshot]
+	// fetchedOK and fetchFailed count finished fetches, for Stats.
+	fetchedOK, fetchFailed atomic.Uint64
 
 	mu sync.Mutex
 	// inflight is the fetch under way, nil when none is.
@@ -110,7 +114,7 @@ func (s *Set) key(ctx context.Context, kid string) (*verifyKey, error) {
 		}
 		f := s.fetchForUnknownKid(now)
 		if f == nil {
-			return nil, fmt.Errorf("%w %q (the set was fetched less than %s ago)", errUnknownKid, clip(kid), UnknownKidInterval)
+			return nil, fmt.Errorf("%w %q (the set was fetched, or failed to be, too recently to fetch it again)", errUnknownKid, clip(kid))
 		}
 		fresh, err := s.wait(ctx, f)
 		if err != nil {
@@ -152,7 +156,8 @@ func (s *Set) fetchBecauseStale(now time.Time) (*fetch, error) {
 }
 
 // fetchForUnknownKid is the fetch an unknown kid may wait on: the one in
-// flight, or a new one when no fetch began within UnknownKidInterval; nil
+// flight, or a new one when the last fetch succeeded at least
+// UnknownKidInterval ago, or failed at least RetryAfterFailure ago; nil
 // when neither.
 func (s *Set) fetchForUnknownKid(now time.Time) *fetch {
 	s.mu.Lock()
@@ -160,7 +165,11 @@ func (s *Set) fetchForUnknownKid(now time.Time) *fetch {
 	if s.inflight != nil {
 		return s.inflight
 	}
-	if now.Sub(s.lastStart) < UnknownKidInterval {
+	if s.lastErr != nil {
+		if now.Sub(s.lastFailure) < RetryAfterFailure {
+			return nil
+		}
+	} else if now.Sub(s.lastStart) < UnknownKidInterval {
 		return nil
 	}
 	return s.startLocked(now)
@@ -195,16 +204,39 @@ func (s *Set) run(f *fetch, start time.Time) {
 	s.mu.Lock()
 	if err != nil {
 		s.lastFailure, s.lastErr = s.now(), err
+		s.fetchFailed.Add(1)
 		s.log.Warn("keyset: fetching a key set failed", "url", s.url, "error", err)
 	} else {
 		s.lastErr = nil
 		s.snap.Store(snap)
+		s.fetchedOK.Add(1)
 		s.log.Debug("keyset: fetched a key set", "url", s.url, "keys", len(snap.keys))
 	}
 	s.inflight = nil
 	f.snap, f.err = snap, err
 	s.mu.Unlock()
 	close(f.done)
+}
+
+// Stats are what a Set reports to metrics.
+type Stats struct {
+	// Age is how long ago the set serving was fetched (from when its fetch
+	// began); Fetched is false, and Age zero, before the first success.
+	Age     time.Duration
+	Fetched bool
+	// FetchesOK and FetchesFailed count the fetches that have finished.
+	FetchesOK, FetchesFailed uint64
+}
+
+// Stats reads the set's counters and its age on its own clock. It takes no
+// lock: a scrape never waits on a fetch.
+func (s *Set) Stats() Stats {
+	st := Stats{FetchesOK: s.fetchedOK.Load(), FetchesFailed: s.fetchFailed.Load()}
+	if snap := s.snap.Load(); snap != nil {
+		st.Fetched = true
+		st.Age = max(s.now().Sub(snap.expires.Add(-TTL)), 0)
+	}
+	return st
 }
 
 // wait is f's outcome, or ctx's error if the caller stops waiting first.

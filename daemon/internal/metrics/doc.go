@@ -5,8 +5,12 @@
 // The series are how each call ended (by tool, outcome and wire code), how
 // long it took, what the ledger recorder did with its rows, how the token
 // cache is doing, which catalogue generation is serving and which build is
-// running, beside the standard Go runtime and process collectors. Their names
-// and labels are the constants and descriptors in this package.
+// running, beside the standard Go runtime and process collectors. Beside
+// them are the series of what garmd depends on (Operations, and the Bus and
+// KeySets sources): the bus connection and its reconnects, JetStream
+// publishes by stream and result, grant spends, audit write failures, key-set
+// ages and fetches, and catalogue reloads. Their names and labels are the
+// constants and descriptors in this package.
 //
 // It refuses to grow without bound. Every label value is drawn from a set
 // fixed by the build or by the serving catalogue: an outcome outside ok,

@@ -47,6 +47,14 @@ type Sources struct {
 	Notifications func() (published, failed, dropped uint64)
 	// InFlight reports the calls the tool plane is reading or running now.
 	InFlight func() int
+	// Operations are the counters of garmd's dependencies (JetStream
+	// publishes, grant spends, audit failures, reloads).
+	Operations *Operations
+	// Bus reports whether the bus connection is up and how many times it
+	// was made again.
+	Bus func() (connected bool, reconnects uint64)
+	// KeySets lists the key sets garmd verifies tokens and grants with.
+	KeySets func() []KeySet
 }
 
 // Metrics is garmd's registry and the series on it. It is safe for
@@ -97,6 +105,9 @@ func New(version string, s Sources) *Metrics {
 	m.registry.MustRegister(ledgerRows(s.Ledger)...)
 	m.registry.MustRegister(tokenCache(s.TokenCache)...)
 	m.registry.MustRegister(inFlight(s.InFlight))
+	m.registry.MustRegister(operations(s.Operations)...)
+	m.registry.MustRegister(bus(s.Bus)...)
+	m.registry.MustRegister(newKeySets(s.KeySets))
 	if s.Notifications != nil {
 		m.registry.MustRegister(notifications(s.Notifications)...)
 	}

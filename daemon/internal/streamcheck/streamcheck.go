@@ -2,7 +2,11 @@
 // publishes to before it starts: that the stream exists, takes every subject
 // garmd will publish there, acknowledges publishes and is not sealed. Each
 // adapter that publishes (the ledger, the audit sink, notify) adds its own
-// checks on the configuration it gets back.
+// checks on the configuration it gets back. CheckReplication checks, of
+// every stream and bucket garmd uses, the replicas against --min-replicas
+// (warning of one replica on a clustered JetStream) and, where a publisher
+// retries under one message id, that the duplicate window outlasts its
+// retries.
 //
 // It creates and changes nothing: streams are the operator's, and a problem
 // is reported with how to fix it, every problem at once, rather than

@@ -168,6 +168,16 @@ func (a *Authenticator) Authenticate(ctx context.Context, authorization string, 
 	return p, nil
 }
 
+// KeySetStats are the stats of each trusted issuer's key set, by issuer,
+// for metrics.
+func (a *Authenticator) KeySetStats() map[string]keyset.Stats {
+	out := make(map[string]keyset.Stats, len(a.issuers))
+	for iss, set := range a.issuers {
+		out[iss] = set.Stats()
+	}
+	return out
+}
+
 // CacheCounts is the verified-token cache's hits and misses so far.
 func (a *Authenticator) CacheCounts() (hits, misses uint64) {
 	if a.cache == nil {

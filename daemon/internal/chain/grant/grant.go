@@ -106,6 +106,9 @@ func New(cfg Config) (*Verifier, error) {
 	return v, nil
 }
 
+// KeySetStats are the stats of the grant issuer's key set, for metrics.
+func (v *Verifier) KeySetStats() keyset.Stats { return v.keys.Stats() }
+
 // Skew is the clock skew the verifier allows.
 func (v *Verifier) Skew() time.Duration { return v.skew }
 

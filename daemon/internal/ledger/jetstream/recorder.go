@@ -24,11 +24,6 @@ const (
 	DefaultMaxBatchBytes  = 512 << 10
 	DefaultBufferRows     = 64 << 10
 	DefaultPublishTimeout = 2 * time.Second
-	// RetryHorizon is how long a batch whose publish outcome is unknown is
-	// offered again under its one Nats-Msg-Id before its rows fall back,
-	// marked. GARM_LEDGER's duplicate window must be at least this long, so
-	// that every retry of a write that landed is recognised as one.
-	RetryHorizon = time.Minute
 )
 
 // retryPause separates the attempts of a batch whose outcome is unknown.
