@@ -2,10 +2,10 @@ package jetstream_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/garm-dev/garm/daemon/internal/busoutcome/busoutcometest"
 	ledgerjs "github.com/garm-dev/garm/daemon/internal/ledger/jetstream"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
 	"github.com/garm-dev/garm/runtime/garmtooltest"
@@ -13,22 +13,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 )
-
-// lostAnswers is a JetStream client whose first publishes reach the stream
-// but whose acknowledgements are lost, as when a route or a leader goes
-// away between the write and its answer.
-type lostAnswers struct {
-	jetstream.JetStream
-	lose atomic.Int32
-}
-
-func (l *lostAnswers) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
-	ack, err := l.JetStream.PublishMsg(ctx, msg, opts...)
-	if err == nil && l.lose.Add(-1) >= 0 {
-		return nil, nats.ErrTimeout
-	}
-	return ack, err
-}
 
 // connectWithoutBuffer is a client of srv as garmd connects: no reconnect
 // buffer, so a write while the server is away fails at once.
@@ -51,8 +35,7 @@ func connectWithoutBuffer(t testing.TB, srv *garmtooltest.Server) (*nats.Conn, j
 func TestABatchWhoseAnswerWasLostIsOfferedAgainUnderItsIdAndLandsOnce(t *testing.T) {
 	_, js := connect(t, garmtooltest.StartJetStream(t))
 	createLedgerStream(t, js)
-	lossy := &lostAnswers{JetStream: js}
-	lossy.lose.Store(2)
+	lossy := busoutcometest.Losing(js, 2)
 	var logs logCapture
 	r := newRecorder(t, lossy, ledgerjs.Options{Logger: logs.logger(), MaxBatchRows: 3})
 	for n := range 3 {

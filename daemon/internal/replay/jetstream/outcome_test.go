@@ -3,10 +3,10 @@ package jetstream_test
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/garm-dev/garm/daemon/internal/busoutcome/busoutcometest"
 	"github.com/garm-dev/garm/daemon/internal/replay"
 	replayjs "github.com/garm-dev/garm/daemon/internal/replay/jetstream"
 	"github.com/garm-dev/garm/runtime/garmtooltest"
@@ -15,31 +15,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// lostAnswers is a JetStream client whose first publishes reach the server
-// (or not) but whose answers are lost, as when a server, a route or a
-// leader goes away between the write and its acknowledgement.
-type lostAnswers struct {
-	jetstream.JetStream
-	// lose is how many answers are still to be lost.
-	lose atomic.Int32
-	// before runs instead of the publish while answers are lost: it
-	// decides what reached the server.
-	before func(ctx context.Context, msg *nats.Msg) error
-}
-
-func (l *lostAnswers) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
-	if l.lose.Add(-1) >= 0 {
-		if err := l.before(ctx, msg); err != nil {
-			return nil, err
-		}
-		return nil, nats.ErrTimeout
-	}
-	return l.JetStream.PublishMsg(ctx, msg, opts...)
-}
-
-func losing(js jetstream.JetStream, n int32, before func(context.Context, *nats.Msg) error) *lostAnswers {
-	l := &lostAnswers{JetStream: js, before: before}
-	l.lose.Store(n)
+func losing(js jetstream.JetStream, n int32, landed func(context.Context, *nats.Msg) error) *busoutcometest.LostAnswers {
+	l := busoutcometest.Losing(js, n)
+	l.Landed = landed
 	return l
 }
 
