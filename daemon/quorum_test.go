@@ -39,6 +39,9 @@ func createR3Streams(t *testing.T, js jetstream.JetStream) {
 	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "GARM_GRANTS_SPENT", TTL: spentTTL, Storage: jetstream.FileStorage, Replicas: 3}); err != nil {
 		t.Fatal(err)
 	}
+	if err := garmd.FenceGrantsBucket(ctx, js); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // readyz is /readyz's status and body.
