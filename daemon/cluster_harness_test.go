@@ -3,7 +3,10 @@ package garmd_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -36,7 +39,9 @@ func startClusterPlane(t *testing.T, opts ...stackOption) *clusterPlane {
 	cluster := garmtooltest.StartCluster(t, "garm", 3)
 	nc, js := garmtooltest.ConnectJetStream(t, cluster.URLs())
 	createR3Streams(t, js)
-	b := &bus{url: cluster.URLs()}
+	// The test's own readers of the streams connect to the first node,
+	// which no test stops.
+	b := &bus{url: cluster.Nodes[0].URL()}
 	for _, n := range cluster.Nodes {
 		b.nodes = append(b.nodes, n.URL())
 	}
@@ -61,13 +66,15 @@ func (p *clusterPlane) stopReplicas() {
 type answers struct {
 	mu       sync.Mutex
 	byID     map[string]*answer
+	sent     map[string]time.Time
 	noID     int
 	failures []error
 }
 
-func newAnswers() *answers { return &answers{byID: map[string]*answer{}} }
+func newAnswers() *answers { return &answers{byID: map[string]*answer{}, sent: map[string]time.Time{}} }
 
-func (a *answers) add(ans *answer, err error) {
+// add records the answer to a call sent at sent.
+func (a *answers) add(sent time.Time, ans *answer, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	switch {
@@ -77,6 +84,60 @@ func (a *answers) add(ans *answer, err error) {
 		a.noID++
 	default:
 		a.byID[ans.eventID()] = ans
+		a.sent[ans.eventID()] = sent
+	}
+}
+
+// firstOKSentAfter is how long after t the first call answered 200 was
+// sent, and whether there is one.
+func (a *answers) firstOKSentAfter(t time.Time) (time.Duration, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	first, found := time.Duration(0), false
+	for id, ans := range a.byID {
+		if d := a.sent[id].Sub(t); ans.status == http.StatusOK && d >= 0 && (!found || d < first) {
+			first, found = d, true
+		}
+	}
+	return first, found
+}
+
+// okSentAfter counts the calls sent after t and answered 200.
+func (a *answers) okSentAfter(t time.Time) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for id, ans := range a.byID {
+		if ans.status == http.StatusOK && !a.sent[id].Before(t) {
+			n++
+		}
+	}
+	return n
+}
+
+// statuses is how many answers had each status, for the test's log.
+func (a *answers) statuses() map[int]int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := map[int]int{}
+	for _, ans := range a.byID {
+		out[ans.status]++
+	}
+	return out
+}
+
+// only fails the test for a transport failure or a status not in allowed.
+func (a *answers) only(t *testing.T, what string, allowed ...int) {
+	t.Helper()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, err := range a.failures {
+		t.Errorf("a call %s failed in transport: %v", what, err)
+	}
+	for _, ans := range a.byID {
+		if !slices.Contains(allowed, ans.status) {
+			t.Errorf("a call %s answered %d %s", what, ans.status, ans.body)
+		}
 	}
 }
 
@@ -112,6 +173,20 @@ type accounting struct {
 // readLedger, a row twice in the log inside logRows.
 func (p *clusterPlane) accountFor(t *testing.T, all ...*answers) accounting {
 	t.Helper()
+	p.cluster.WaitForMetaLeader()
+	pollCluster(t, "GARM_LEDGER having a leader and every replica current", func() bool { return p.streamCurrent(t, "GARM_LEDGER") })
+	// Just after an election the JetStream API may not answer a consumer's
+	// creation yet; the ledger is read once it does.
+	pollCluster(t, "GARM_LEDGER taking a consumer", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		c, err := p.js.OrderedConsumer(ctx, "GARM_LEDGER", jetstream.OrderedConsumerConfig{})
+		if err != nil {
+			return false
+		}
+		_, err = c.Fetch(1, jetstream.FetchMaxWait(250*time.Millisecond))
+		return err == nil
+	})
 	streamed := map[string]bool{}
 	for _, e := range p.allLedgerRows() {
 		streamed[e.GetEventId()] = true
@@ -158,7 +233,9 @@ func (p *clusterPlane) load(wg *sync.WaitGroup, stop <-chan struct{}, workers in
 					return
 				default:
 				}
-				into.add(p.postTo(base, path, token, body))
+				sent := time.Now()
+				ans, err := p.postTo(base, path, token, body)
+				into.add(sent, ans, err)
 			}
 		})
 	}
@@ -178,6 +255,28 @@ func (p *clusterPlane) streamLeader(t *testing.T, stream string) string {
 		return ""
 	}
 	return info.Cluster.Leader
+}
+
+// streamCurrent says whether stream has a leader and every one of its
+// replicas is current.
+func (p *clusterPlane) streamCurrent(t *testing.T, stream string) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	st, err := p.js.Stream(ctx, stream)
+	if err != nil {
+		return false
+	}
+	info, err := st.Info(ctx)
+	if err != nil || info.Cluster == nil || info.Cluster.Leader == "" || len(info.Cluster.Replicas) != 2 {
+		return false
+	}
+	for _, r := range info.Cluster.Replicas {
+		if !r.Current || r.Offline {
+			return false
+		}
+	}
+	return true
 }
 
 // stepDown asks stream's leader to step down through the JetStream API and
@@ -213,6 +312,28 @@ func (p *clusterPlane) stepDown(t *testing.T, stream string) time.Duration {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// reconnects is the replica's garm_bus_reconnects_total, -1 while its
+// metrics cannot be read.
+func (r *replica) reconnects(t *testing.T) int {
+	t.Helper()
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get(r.adminURL + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "garm_bus_reconnects_total "); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(rest))
+			if err != nil {
+				return -1
+			}
+			return n
+		}
+	}
+	return -1
 }
 
 // refusedAsSpent says whether ans is the refusal of a spent grant: the
