@@ -8,7 +8,6 @@ import (
 	"time"
 )
 
-
 // Issue 24: the node one replica is connected to stops under load. Calls
 // through that replica fail 503 (those in flight end at their deadline)
 // until it has reconnected to another node, and then succeed again with

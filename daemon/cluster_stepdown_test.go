@@ -22,8 +22,8 @@ func TestLeadersSteppingDownMidLoadSpendNoGrantTwiceAndLoseNoRow(t *testing.T) {
 		// burned are the rounds no replica won and none was told 503: the
 		// grant is spent, yet no call was paid for it.
 		burned atomic.Int32
-		stop                 = make(chan struct{})
-		wg                   sync.WaitGroup
+		stop   = make(chan struct{})
+		wg     sync.WaitGroup
 	)
 	wg.Go(func() {
 		for {

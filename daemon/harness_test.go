@@ -388,15 +388,38 @@ func (s *stack) readLedger() {
 		if err != nil {
 			s.t.Fatal(err)
 		}
-		if s.consumer, err = js.OrderedConsumer(ctx, "GARM_LEDGER", jetstream.OrderedConsumerConfig{}); err != nil {
-			s.t.Fatal(err)
+		// Just after a cluster's election the JetStream API may not answer
+		// yet ("no responders"): asked again, bounded by ctx.
+		for {
+			if s.consumer, err = js.OrderedConsumer(ctx, "GARM_LEDGER", jetstream.OrderedConsumerConfig{}); err == nil {
+				break
+			}
+			if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, jetstream.ErrNoStreamResponse) || ctx.Err() != nil {
+				s.t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	}
+	for s.fetchLedger() && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// fetchLedger reads one batch of GARM_LEDGER into rows; it says whether to
+// ask again because the JetStream API did not answer ("no responders",
+// just after a cluster's election) and nothing was read.
+func (s *stack) fetchLedger() (again bool) {
+	s.t.Helper()
 	batch, err := s.consumer.Fetch(64, jetstream.FetchMaxWait(250*time.Millisecond))
+	if errors.Is(err, nats.ErrNoResponders) {
+		return true
+	}
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	read := 0
 	for msg := range batch.Messages() {
+		read++
 		var b ledgerv1.Batch
 		if err := proto.Unmarshal(msg.Data(), &b); err != nil {
 			s.t.Fatalf("a ledger message is not a Batch: %v", err)
@@ -409,7 +432,12 @@ func (s *stack) readLedger() {
 			s.order = append(s.order, e.GetEventId())
 		}
 	}
-	if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+	err = batch.Error()
+	if read == 0 && errors.Is(err, nats.ErrNoResponders) {
+		return true
+	}
+	if err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
 		s.t.Fatal(err)
 	}
+	return false
 }
