@@ -166,23 +166,46 @@ func (s *stack) grant(approver, tool, subject string, material map[string]string
 // same bus: another replica of the same plane.
 func (s *stack) startReplica() string {
 	s.t.Helper()
+	return s.startReplicaOn(s.cfg.NATS).url
+}
+
+// replica is one more garmd of a stack's plane; it logs to the stack's log.
+type replica struct {
+	url, adminURL string
+	stop          func()
+}
+
+// startReplicaOn starts a garmd with the stack's configuration connected
+// to natsURL. It stops when the test ends, or earlier by stop, which waits
+// for it.
+func (s *stack) startReplicaOn(natsURL string) *replica {
+	s.t.Helper()
+	cfg := s.cfg
+	cfg.NATS = natsURL
 	ctx, cancel := context.WithCancel(context.Background())
-	d, err := garmd.New(ctx, s.cfg)
+	d, err := garmd.New(ctx, cfg)
 	if err != nil {
 		cancel()
 		s.t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
-	s.t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(waitTimeout + s.cfg.ToolTimeout):
-			s.t.Error("the replica did not stop")
-		}
-	})
-	return "http://" + d.Addr().String()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					s.t.Errorf("the replica stopped with %v", err)
+				}
+			case <-time.After(waitTimeout + cfg.ToolTimeout):
+				s.t.Error("the replica did not stop")
+			}
+		})
+	}
+	s.t.Cleanup(stop)
+	return &replica{url: "http://" + d.Addr().String(), adminURL: "http://" + d.AdminAddr().String(), stop: stop}
 }
 
 // streamRows reads every Event on stream so far (a stream of one Event per

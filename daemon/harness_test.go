@@ -33,7 +33,23 @@ const waitTimeout = 15 * time.Second
 type bus struct {
 	srv *garmtooltest.Server
 	url string
+	// nodes, on a cluster, are the nodes' own URLs: the tool services are
+	// spread over them and the first garmd connects to the first.
+	nodes []string
 }
+
+// serviceURL is where the i-th tool service connects: on a cluster, the
+// nodes in turn; on one server, that server.
+func (b *bus) serviceURL(i int) string {
+	if len(b.nodes) == 0 {
+		return b.url
+	}
+	return b.nodes[i%len(b.nodes)]
+}
+
+// daemonURL is what the stack's garmd connects to: on a cluster, the
+// first node alone (the cluster tells it the others).
+func (b *bus) daemonURL() string { return b.serviceURL(0) }
 
 func startBus(t testing.TB) *bus {
 	t.Helper()
@@ -146,7 +162,14 @@ func startStack(t testing.TB, opts ...stackOption) *stack {
 // notify on.
 func newStack(t testing.TB, governed bool, opts ...stackOption) *stack {
 	t.Helper()
-	s := &stack{t: t, bus: startBus(t), logs: &logBuffer{}, rows: map[string]*ledgerv1.Event{}, client: &http.Client{Timeout: waitTimeout}}
+	return newStackOn(t, startBus(t), governed, opts...)
+}
+
+// newStackOn is newStack on a bus the caller started: a single server or
+// a cluster.
+func newStackOn(t testing.TB, b *bus, governed bool, opts ...stackOption) *stack {
+	t.Helper()
+	s := &stack{t: t, bus: b, logs: &logBuffer{}, rows: map[string]*ledgerv1.Event{}, client: &http.Client{Timeout: waitTimeout}}
 	personas, err := idp.LoadPersonas("testdata/personas.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -159,14 +182,14 @@ func newStack(t testing.TB, governed bool, opts ...stackOption) *stack {
 	}
 	t.Cleanup(func() { _ = s.idpSrv.Close() })
 
-	s.crashRecords = startRecordsService(t, s.bus.url)
-	startProfilesService(t, s.bus.url)
-	startCalculator(t, s.bus.url)
+	s.crashRecords = startRecordsService(t, s.bus.serviceURL(0))
+	startProfilesService(t, s.bus.serviceURL(1))
+	startCalculator(t, s.bus.serviceURL(2))
 
 	catalogue := fixtureCatalogue
 	if governed {
 		catalogue = governedCatalogue
-		s.payments = startPaymentsService(t, s.bus.url)
+		s.payments = startPaymentsService(t, s.bus.serviceURL(1))
 		opts = append([]stackOption{withGovernance()}, opts...)
 	}
 	data, err := catalogue()
@@ -181,7 +204,7 @@ func newStack(t testing.TB, governed bool, opts ...stackOption) *stack {
 
 	s.cfg = garmd.DefaultConfig()
 	s.cfg.Catalogue = cataloguePath
-	s.cfg.NATS = s.bus.url
+	s.cfg.NATS = s.bus.daemonURL()
 	s.cfg.Listen = "127.0.0.1:0"
 	s.cfg.AdminListen = "127.0.0.1:0"
 	s.cfg.Issuers = []string{s.idp.Issuer()}
@@ -259,9 +282,19 @@ func (a *answer) eventID() string { return a.header.Get("Garm-Event-Id") }
 // body; header adds or overrides headers.
 func (s *stack) post(path, token, body string, header ...string) *answer {
 	s.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, s.url+path, strings.NewReader(body))
+	ans, err := s.postTo(s.url, path, token, body, header...)
 	if err != nil {
 		s.t.Fatal(err)
+	}
+	return ans
+}
+
+// postTo is post to the garmd at base, returning the transport's error
+// rather than failing the test: safe off the test's goroutine.
+func (s *stack) postTo(base, path, token, body string, header ...string) (*answer, error) {
+	req, err := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
+	if err != nil {
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
@@ -270,7 +303,16 @@ func (s *stack) post(path, token, body string, header ...string) *answer {
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	return s.do(req)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	return &answer{status: resp.StatusCode, header: resp.Header, body: data}, nil
 }
 
 func (s *stack) do(req *http.Request) *answer {
@@ -346,15 +388,38 @@ func (s *stack) readLedger() {
 		if err != nil {
 			s.t.Fatal(err)
 		}
-		if s.consumer, err = js.OrderedConsumer(ctx, "GARM_LEDGER", jetstream.OrderedConsumerConfig{}); err != nil {
-			s.t.Fatal(err)
+		// Just after a cluster's election the JetStream API may not answer
+		// yet ("no responders"): asked again, bounded by ctx.
+		for {
+			if s.consumer, err = js.OrderedConsumer(ctx, "GARM_LEDGER", jetstream.OrderedConsumerConfig{}); err == nil {
+				break
+			}
+			if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, jetstream.ErrNoStreamResponse) || ctx.Err() != nil {
+				s.t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	}
+	for s.fetchLedger() && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// fetchLedger reads one batch of GARM_LEDGER into rows; it says whether to
+// ask again because the JetStream API did not answer ("no responders",
+// just after a cluster's election) and nothing was read.
+func (s *stack) fetchLedger() (again bool) {
+	s.t.Helper()
 	batch, err := s.consumer.Fetch(64, jetstream.FetchMaxWait(250*time.Millisecond))
+	if errors.Is(err, nats.ErrNoResponders) {
+		return true
+	}
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	read := 0
 	for msg := range batch.Messages() {
+		read++
 		var b ledgerv1.Batch
 		if err := proto.Unmarshal(msg.Data(), &b); err != nil {
 			s.t.Fatalf("a ledger message is not a Batch: %v", err)
@@ -367,7 +432,12 @@ func (s *stack) readLedger() {
 			s.order = append(s.order, e.GetEventId())
 		}
 	}
-	if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+	err = batch.Error()
+	if read == 0 && errors.Is(err, nats.ErrNoResponders) {
+		return true
+	}
+	if err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
 		s.t.Fatal(err)
 	}
+	return false
 }
