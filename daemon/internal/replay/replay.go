@@ -17,7 +17,8 @@ type Spender interface {
 	// proved, and the caller refuses the call (fail closed). A Spend whose
 	// outcome its store leaves unknown resolves it before returning, within
 	// ctx: it never reports a spend that did not happen, nor a spend by
-	// this call as one by another.
+	// this call as one by another. So it is idempotent for one callID: a
+	// call id is one call's, and its own retry is told its own spend.
 	Spend(ctx context.Context, key, callID string) error
 }
 

@@ -269,7 +269,7 @@ func TestCheckSpendsNothingAndSpendSpendsOnce(t *testing.T) {
 	if err := f.v.Spend(ctx, res, "call-1"); err != nil {
 		t.Fatalf("spend: %v", err)
 	}
-	d := wantDenied(t, f.v.Spend(ctx, res, "call-1"), deny.PermissionDenied)
+	d := wantDenied(t, f.v.Spend(ctx, res, "call-2"), deny.PermissionDenied)
 	if !strings.Contains(d.Detail, "already spent") {
 		t.Errorf("the second spend's detail %q", d.Detail)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,6 +72,8 @@ type fixture struct {
 	pay     *call.Tool
 	payment protoreflect.Message
 	who     *call.Principal
+	// calls numbers the calls that spend, each its own event id.
+	calls atomic.Int64
 }
 
 func newFixture(tb testing.TB) *fixture {
@@ -142,7 +146,7 @@ func (f *fixture) checkCall(tb testing.TB, g string, t *call.Tool, req protorefl
 	if err != nil {
 		return res, err
 	}
-	if err := f.v.Spend(ctx, res, "call-1"); err != nil {
+	if err := f.v.Spend(ctx, res, fmt.Sprint("call-", f.calls.Add(1))); err != nil {
 		// As the chain sees it: a grant refused at the spend names no jti
 		// to the tool, only its task to the ledger.
 		return grant.Result{TaskID: res.TaskID}, err

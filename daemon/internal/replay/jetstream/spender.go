@@ -46,10 +46,10 @@ func New(js jetstream.JetStream, bucket string) *Spender {
 // KeyValue.Create, which writes over a deleted key. No outcome is guessed:
 // a create that definitely did not happen (the bus away; garmd keeps no
 // reconnect buffer) is an error and leaves the grant usable; a create whose
-// answer was lost is resolved by reading the key back from the stream's
-// leader — this call's record means spent by this call, another's means
-// spent before, none means it never took effect, and the create is tried
-// again — until ctx ends. An error other than replay.ErrSpent means the
+// answer was lost, and a create refused because the key holds a record, are
+// resolved by reading the key back from the stream's leader — this call's
+// record means spent by this call, another's means spent before, none means
+// it never took effect, and the create is tried again — until ctx ends. An error other than replay.ErrSpent means the
 // spend cannot be proved, and the caller refuses the call.
 func (s *Spender) Spend(ctx context.Context, key, callID string) error {
 	subject := "$KV." + s.bucket + "." + key
@@ -59,11 +59,12 @@ func (s *Spender) Spend(ctx context.Context, key, callID string) error {
 		switch {
 		case err == nil:
 			return nil
-		case wrongLastSequence(err) && !unknown:
-			return replay.ErrSpent
 		case wrongLastSequence(err):
-			// An earlier create of ours whose answer was lost may be the
-			// record that is there.
+			// The key holds a record. Whose is read, never assumed: across
+			// a leader change the server can answer this call's own create,
+			// applied once, with "wrong last sequence" when it meets it a
+			// second time.
+			return s.whose(ctx, subject, callID)
 		case busoutcome.NotWritten(err) && !unknown:
 			return fmt.Errorf("spending a grant in bucket %s: nothing was written: %w", s.bucket, err)
 		}
@@ -78,6 +79,27 @@ func (s *Spender) Spend(ctx context.Context, key, callID string) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("spending a grant in bucket %s: whether it was spent is unknown when the call's deadline passed (last create: %v; last read-back: %v)", s.bucket, err, rerr)
+		case <-time.After(retryPause):
+		}
+	}
+}
+
+// whose resolves a key that holds a record: nil when the record is this
+// call's, replay.ErrSpent when it is another's — or when it cannot be read
+// before ctx ends, since a record is there and the call is refused either
+// way.
+func (s *Spender) whose(ctx context.Context, subject, callID string) error {
+	for {
+		owner, found, err := s.owner(ctx, subject)
+		switch {
+		case err == nil && found && owner == callID:
+			return nil
+		case err == nil && found:
+			return replay.ErrSpent
+		}
+		select {
+		case <-ctx.Done():
+			return replay.ErrSpent
 		case <-time.After(retryPause):
 		}
 	}

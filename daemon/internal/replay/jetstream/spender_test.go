@@ -25,10 +25,13 @@ func TestAGrantIsSpentOnceAndItsReplayIsSpent(t *testing.T) {
 	if err := s.Spend(bounded(t), key, "call-1"); err != nil {
 		t.Fatalf("first Spend = %v", err)
 	}
-	for _, again := range []string{"call-2", "call-1"} {
-		if err := s.Spend(bounded(t), key, again); !errors.Is(err, replay.ErrSpent) {
-			t.Fatalf("Spend by %s after call-1 = %v, want replay.ErrSpent", again, err)
-		}
+	if err := s.Spend(bounded(t), key, "call-2"); !errors.Is(err, replay.ErrSpent) {
+		t.Fatalf("Spend by call-2 after call-1 = %v, want replay.ErrSpent", err)
+	}
+	// The record names call-1: the same call asking again is told its own
+	// spend, as it must be when its first answer was lost.
+	if err := s.Spend(bounded(t), key, "call-1"); err != nil {
+		t.Fatalf("Spend by call-1 again = %v, want its own spend", err)
 	}
 	if err := s.Spend(bounded(t), replay.Key("https://approvals.example", "g-2"), "call-3"); err != nil {
 		t.Fatalf("Spend of another grant = %v", err)

@@ -11,28 +11,33 @@ import (
 // Spender spends keys in a map.
 type Spender struct {
 	mu sync.Mutex
-	// spent holds every key spent; order lists them as they were spent.
-	spent map[string]bool
+	// spent holds every key spent, with the call that spent it; order
+	// lists them as they were spent.
+	spent map[string]string
 	order []string
 	// fail, when set, is what every Spend returns, spending nothing.
 	fail error
 }
 
 // New is a Spender that has spent nothing.
-func New() *Spender { return &Spender{spent: map[string]bool{}} }
+func New() *Spender { return &Spender{spent: map[string]string{}} }
 
-// Spend records key, or returns replay.ErrSpent when it was recorded
-// before, or the error given to Fail, recording nothing.
-func (s *Spender) Spend(_ context.Context, key, _ string) error {
+// Spend records key as spent by callID, or returns replay.ErrSpent when
+// another call recorded it before (nil when callID did: idempotent, like
+// every Spender), or the error given to Fail, recording nothing.
+func (s *Spender) Spend(_ context.Context, key, callID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fail != nil {
 		return s.fail
 	}
-	if s.spent[key] {
+	if owner, ok := s.spent[key]; ok {
+		if owner == callID {
+			return nil
+		}
 		return replay.ErrSpent
 	}
-	s.spent[key] = true
+	s.spent[key] = callID
 	s.order = append(s.order, key)
 	return nil
 }
@@ -56,7 +61,8 @@ func (s *Spender) Spends() []string {
 func (s *Spender) Has(key string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.spent[key]
+	_, ok := s.spent[key]
+	return ok
 }
 
 var _ replay.Spender = (*Spender)(nil)

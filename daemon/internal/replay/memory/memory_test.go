@@ -17,8 +17,11 @@ func TestAKeyIsSpentOnceAndThenRefusedAsSpent(t *testing.T) {
 	if err := s.Spend(t.Context(), "k", "call"); err != nil {
 		t.Fatalf("first Spend = %v", err)
 	}
-	if err := s.Spend(t.Context(), "k", "call"); !errors.Is(err, replay.ErrSpent) {
+	if err := s.Spend(t.Context(), "k", "another call"); !errors.Is(err, replay.ErrSpent) {
 		t.Fatalf("second Spend = %v, want replay.ErrSpent", err)
+	}
+	if err := s.Spend(t.Context(), "k", "call"); err != nil {
+		t.Fatalf("the same call again = %v, want its own spend", err)
 	}
 	if err := s.Spend(t.Context(), "other", "call"); err != nil {
 		t.Fatalf("Spend of another key = %v", err)
@@ -51,9 +54,9 @@ func TestConcurrentSpendsOfOneKeySucceedExactlyOnce(t *testing.T) {
 	s := memory.New()
 	var ok, spent atomic.Int32
 	var wg sync.WaitGroup
-	for range 100 {
+	for i := range 100 {
 		wg.Go(func() {
-			switch err := s.Spend(t.Context(), "k", "call"); {
+			switch err := s.Spend(t.Context(), "k", fmt.Sprint("call-", i)); {
 			case err == nil:
 				ok.Add(1)
 			case errors.Is(err, replay.ErrSpent):
