@@ -94,8 +94,17 @@ func (x *rowIndex) wait(ctx context.Context, id string) (Row, bool) {
 	}
 }
 
-// startDevEndpoint serves GET /ledger/<event id>[?wait=<duration>] on addr:
-// the row as JSON, 404 when it has not landed (within wait). The endpoint
+// Route is a tool of the served catalogue and the route garmd serves it at.
+type Route struct {
+	Tool   string `json:"tool"`
+	Method string `json:"method"`
+}
+
+// startDevEndpoint serves, on addr, GET /ledger/<event id>[?wait=<duration>]:
+// the row as JSON, 404 when it has not landed (within wait); and GET
+// /tools: every tool of the catalogue served with its route, whoever may
+// see it, so that `garm call` can call a tool its persona may not see and
+// show why it was refused. The endpoint
 // exists only in the dev plane, on loopback; a deployment reads its ledger
 // from the stream.
 func (s *Plane) startDevEndpoint(addr string) error {
@@ -108,6 +117,7 @@ func (s *Plane) startDevEndpoint(addr string) error {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /ledger/{id}", s.serveRow)
+	mux.HandleFunc("GET /tools", s.serveTools)
 	s.devSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	s.urls.Dev = "http://" + l.Addr().String()
 	go func() {
@@ -137,4 +147,13 @@ func (s *Plane) serveRow(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(row)
+}
+
+func (s *Plane) serveTools(w http.ResponseWriter, _ *http.Request) {
+	var routes []Route
+	for _, t := range s.Catalogue().Artifact.Tools() {
+		routes = append(routes, Route{Tool: t.FQN, Method: t.Method})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(routes)
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
-	"github.com/garm-dev/garm/catalogue-builder/internal/cli"
+	"github.com/garm-dev/garm/catalogue-builder/cli"
 )
 
 // run runs the command line and returns its exit code and output.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
-	"github.com/garm-dev/garm/catalogue-builder/internal/cli"
+	"github.com/garm-dev/garm/catalogue-builder/cli"
 )
 
 // buildShop builds the shop fixture of the build package, with its

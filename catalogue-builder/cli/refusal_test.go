@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/garm-dev/garm/catalogue-builder/internal/buildtest"
-	"github.com/garm-dev/garm/catalogue-builder/internal/cli"
+	"github.com/garm-dev/garm/catalogue-builder/cli"
 )
 
 const header = `syntax = "proto3";

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
-	"github.com/garm-dev/garm/catalogue-builder/internal/cli"
+	"github.com/garm-dev/garm/catalogue-builder/cli"
 	cataloguev1 "github.com/garm-dev/garm/gen/garm/catalogue/v1"
 	"google.golang.org/protobuf/proto"
 )
