@@ -8,7 +8,7 @@
 //	go install github.com/garm-dev/garm/cmd/garm@latest
 //	garm new toolservice hr && cd hr && go tool buf generate && go test ./...
 //	garm dev --catalogue catalogue.yaml --personas personas.yaml
-//	go run . --nats-url nats://127.0.0.1:4222 --nats-nkey <seed file garm dev printed>
+//	go run . --nats nats://127.0.0.1:4222 --nats-nkey <seed file garm dev printed>
 //	garm call hr.v1.get_employee --as alice '{"employee_id":"e-1"}'
 //
 // It lives at cmd/garm in the repository's one module, so that `go

@@ -29,7 +29,7 @@ with approval grants, the ledger stream, the audit sink and notify on.
   NATS      {{.URLs.NATS}}   secured: one nkey user per tool package; seeds in {{.URLs.NATSSeeds}}
 {{range .Packages}}
 Serve {{.Package}} from your own process (its bus identity is {{.User}}):
-  go run . --nats-url {{$.URLs.NATS}} --nats-nkey {{.Seed}}
+  go run . --nats {{$.URLs.NATS}} --nats-nkey {{.Seed}}
 {{end}}
 Personas: {{.Users}}{{if .Agents}}; agents: {{.Agents}}{{end}}.
 
