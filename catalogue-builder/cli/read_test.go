@@ -16,7 +16,7 @@ import (
 func buildShop(t *testing.T, old, new string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS("../build/testdata/shop")); err != nil {
+	if err := os.CopyFS(dir, os.DirFS("../internal/build/testdata/shop")); err != nil {
 		t.Fatal(err)
 	}
 	orders := filepath.Join(dir, "tools", "shop", "v1", "orders.proto")
