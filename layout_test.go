@@ -143,9 +143,12 @@ func TestImportRules(t *testing.T) {
 			},
 		},
 		{
-			name: "the NATS server appears only in garmtooltest and the dev stack",
+			// The dev plane and the commands built on it (make dev, garm dev)
+			// embed a server: decision 0047.
+			name: "the NATS server appears only in garmtooltest, the dev plane and the commands on it",
 			applies: func(p listedPackage) bool {
-				return !under(p.ImportPath, module+"/runtime/garmtooltest", module+"/examples/devstack")
+				return !under(p.ImportPath, module+"/runtime/garmtooltest", module+"/devkit/devplane",
+					module+"/examples/devstack", module+"/cmd/garm")
 			},
 			forbidden: func(dep string) bool { return under(dep, "github.com/nats-io/nats-server") },
 		},

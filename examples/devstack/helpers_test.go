@@ -27,7 +27,7 @@ const waitTimeout = 30 * time.Second
 func testOptions(t testing.TB) Options {
 	t.Helper()
 	o := DefaultOptions()
-	o.NATSListen, o.IdPListen, o.Listen, o.AdminListen = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+	o.NATSListen, o.IdPListen, o.Listen, o.AdminListen, o.DevListen = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	logs := &syncBuffer{}
 	o.Logs = logs
 	t.Cleanup(func() {

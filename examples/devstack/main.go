@@ -73,7 +73,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (Options, error) {
 	flags.StringVar(&o.Listen, "listen", o.Listen, "garmd's tool plane `address` (loopback)")
 	flags.StringVar(&o.AdminListen, "admin-listen", o.AdminListen, "garmd's admin `address`: health, readiness, metrics (loopback)")
 	flags.StringVar(&o.DataDir, "data", "", "keep JetStream's store in this `directory` across runs (default: a temporary one, removed at exit)")
-	flags.StringVar(&o.CatalogueManifest, "catalogue-manifest", "", "build the catalogue from this catalogue.yaml `file` (default: the bank's); the calculator is added")
+	flags.StringVar(&o.DevListen, "dev-listen", o.DevListen, "the dev endpoint's `address` (loopback): ledger rows by event id, for garm call")
+	flags.StringVar(&o.Catalogue, "catalogue-manifest", "", "build the catalogue from this catalogue.yaml `file` (default: the bank's); the calculator is added")
 	flags.StringVar(&o.Personas, "personas", "", "the dev identity provider's persona `file` (default: the bank's)")
 	ledger := flags.Bool("ledger", false, "print each ledger row as it lands on GARM_LEDGER")
 	flags.BoolVar(&o.Verbose, "verbose", false, "log at info level (default: warnings and errors)")
@@ -87,5 +88,5 @@ func parseFlags(args []string, stdout, stderr io.Writer) (Options, error) {
 		o.Ledger = stdout
 	}
 	o.Logs = stderr
-	return o, o.Validate()
+	return o, o.ValidateListeners()
 }

@@ -15,9 +15,6 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 )
 
-// listToolsRoute is garmd's listing (SPEC 7.6); it is not a tool.
-const listToolsRoute = "/garm.v1.ToolCatalogService/ListTools"
-
 // quickStartText is what the dev stack prints once it is ready. Every
 // command is copy-pasteable into a POSIX shell; the line after each call to
 // garmd says what it answers, and a test runs every command against a live
@@ -121,9 +118,6 @@ type quickStart struct {
 	// OtherAccountPaymentBody is the approved payment from OtherAccount.
 	SelfGrantBody, OtherAccountPaymentBody, OtherAccount string
 }
-
-// QuickStart is the text the dev stack prints once it is ready.
-func (s *Stack) QuickStart() string { return s.quickStart }
 
 // newQuickStart gathers what the text shows from the catalogue, the
 // personas and the demo data, all but the URLs. It fails when the catalogue

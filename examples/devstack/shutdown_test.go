@@ -29,7 +29,7 @@ func TestCloseFreesEveryPortAndAReusedDataDirStartsAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	urls := first.URLs()
-	runDir := first.runDir
+	runDir := filepath.Dir(urls.NATSSeeds) // the seeds live in the temporary directory
 	c := newClient(t, first)
 	c.token(bankDemo().support, "") // the stack answers
 
@@ -48,7 +48,7 @@ func TestCloseFreesEveryPortAndAReusedDataDirStartsAgain(t *testing.T) {
 	if err := first.Close(closeCtx); err != nil {
 		t.Errorf("a second Close answered %v", err)
 	}
-	addrs := map[string]string{"garmd": host(t, urls.Garmd), "admin": host(t, urls.Admin), "IdP": host(t, urls.IdP), "NATS": host(t, urls.NATS)}
+	addrs := map[string]string{"garmd": host(t, urls.Garmd), "admin": host(t, urls.Admin), "IdP": host(t, urls.IdP), "NATS": host(t, urls.NATS), "dev": host(t, urls.Dev)}
 	for name, addr := range addrs {
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
@@ -67,7 +67,7 @@ func TestCloseFreesEveryPortAndAReusedDataDirStartsAgain(t *testing.T) {
 		t.Errorf("JetStream kept nothing in --data: %v", err)
 	}
 
-	o.NATSListen, o.IdPListen, o.Listen, o.AdminListen = addrs["NATS"], addrs["IdP"], addrs["garmd"], addrs["admin"]
+	o.NATSListen, o.IdPListen, o.Listen, o.AdminListen, o.DevListen = addrs["NATS"], addrs["IdP"], addrs["garmd"], addrs["admin"], addrs["dev"]
 	second := startStack(t, o)
 	got := second.URLs()
 	got.NATSSeeds = urls.NATSSeeds // fresh seeds in a fresh temporary directory each run

@@ -2,245 +2,86 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
-	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/garm-dev/garm/catalogue-builder/builder"
-	"github.com/garm-dev/garm/catalogue-builder/natsperm"
-	garmd "github.com/garm-dev/garm/daemon"
+	"github.com/garm-dev/garm/devkit/devplane"
 	"github.com/garm-dev/garm/devkit/idp"
 	"github.com/garm-dev/garm/examples/bank"
 	"github.com/garm-dev/garm/examples/calculator/calculator"
 	calcv1 "github.com/garm-dev/garm/examples/calculator/gen/calc/v1"
 	"github.com/garm-dev/garm/runtime/garmtool"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
+// The tour runs on the dev plane; these are its names for it.
+type (
+	// Options configure the tour: the dev plane's, the bank's catalogue,
+	// personas and services filled in where they are left empty.
+	Options = devplane.Options
+	// Stack is the running tour.
+	Stack = devplane.Plane
+	// URLs are where the tour's parts answer.
+	URLs = devplane.URLs
+)
+
+// Bus identities besides those the catalogue implies.
 const (
-	// readyTimeout bounds how long Start waits for a component to be ready.
-	readyTimeout = 30 * time.Second
-	// serviceDrainTimeout is how long the example services let running
-	// calls finish at shutdown.
-	serviceDrainTimeout = 10 * time.Second
-	// serviceVersion is the example services' version on $SRV.INFO.
-	serviceVersion = "0.1.0"
+	OperatorIdentity = devplane.OperatorIdentity
+	AgentIdentity    = devplane.AgentIdentity
 )
 
-// Stack is a running dev stack: the embedded NATS server with its streams,
-// the dev identity provider, the example tool services and garmd.
-type Stack struct {
-	urls      URLs
-	logger    *slog.Logger
-	catalogue *builder.Catalogue
-	idp       *idp.IdP
-	// quickStart is the text printed once the stack is ready.
-	quickStart string
+// serviceVersion is the example services' version on $SRV.INFO.
+const serviceVersion = "0.1.0"
 
-	runDir   string // the catalogue and hash key; removed at Close
-	ids      *identities
-	bus      *bus
-	busConn  *nats.Conn // the stack's own, as the bus's operator: streams and the ledger tail
-	idpSrv   *idp.Server
-	services []*service
-	tail     *ledgerTail
+// listToolsRoute is garmd's listing (SPEC 7.6); it is not a tool.
+const listToolsRoute = devplane.ListToolsRoute
 
-	stopDaemon context.CancelFunc
-	daemonDone chan error // as service.done
+// DefaultOptions is the configuration of `go run ./examples/devstack` with
+// no flags.
+func DefaultOptions() Options { return devplane.DefaultOptions() }
 
-	closing  atomic.Bool
-	stopOnce sync.Once
-	stopped  chan struct{} // closed when a component failed or Close began
-	stopErr  error
-	closed   sync.Once
-	closeErr error
-}
-
-// service is an example tool service running on the bus.
-type service struct {
-	name string
-	// pkg is the proto package it serves, whose bus identity it connects
-	// as, on conn.
-	pkg  string
-	conn *nats.Conn
-	svc  *garmtool.Service
-	stop context.CancelFunc
-	// done receives what Run returned once it has, nil when it stopped by
-	// itself: that was reported through fail.
-	done chan error
-}
-
-// Start starts every component and returns once all are ready: garmd's
-// listeners are bound and it answers ready, and every tool service is
-// serving. ctx bounds the start only; the stack runs until Close. On an
-// error, whatever had started is stopped again.
+// Start runs the tour: the dev plane on the bank's catalogue (or
+// o.Catalogue), with the calculator's proto root added, the bank's
+// personas (or o.Personas), the bank and calculator services in process,
+// and the bank's quick-start.
 func Start(ctx context.Context, o Options) (*Stack, error) {
-	if err := o.Validate(); err != nil {
-		return nil, err
-	}
-	if o.Logs == nil {
-		o.Logs = os.Stderr
-	}
-	level := slog.LevelWarn
-	if o.Verbose {
-		level = slog.LevelInfo
-	}
-	s := &Stack{
-		logger:  slog.New(slog.NewTextHandler(o.Logs, &slog.HandlerOptions{Level: level})),
-		stopped: make(chan struct{}),
-	}
-	if err := s.start(ctx, o); err != nil {
-		closeCtx, cancel := context.WithTimeout(context.Background(), readyTimeout)
-		defer cancel()
-		return nil, errors.Join(err, s.Close(closeCtx))
-	}
-	return s, nil
-}
-
-func (s *Stack) start(ctx context.Context, o Options) error {
 	root, err := repoRoot()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	manifest, personasFile := o.CatalogueManifest, o.Personas
-	if manifest == "" {
-		manifest = filepath.Join(root, bank.ManifestPath)
+	if o.Catalogue == "" {
+		o.Catalogue = filepath.Join(root, bank.ManifestPath)
 	}
-	if personasFile == "" {
-		personasFile = filepath.Join(root, bank.PersonasPath)
+	if o.Personas == "" {
+		o.Personas = filepath.Join(root, bank.PersonasPath)
 	}
-	if s.runDir, err = os.MkdirTemp("", "garm-devstack-"); err != nil {
-		return err
-	}
-	cataloguePath, c, err := buildCatalogue(ctx, manifest, s.runDir, filepath.Join(root, calculatorRoot))
-	if err != nil {
-		return err
-	}
-	s.catalogue = c
-	hashKeyFile, err := writeHashKey(s.runDir)
-	if err != nil {
-		return err
-	}
-	personas, err := idp.LoadPersonas(personasFile)
-	if err != nil {
-		return fmt.Errorf("--personas: %w", err)
-	}
-	qs, err := newQuickStart(c, personas, bankDemo())
-	if err != nil {
-		return err
-	}
-
-	s.urls.NATSSeeds = filepath.Join(s.runDir, "bus")
-	if s.ids, err = newIdentities(c.Artifact, s.urls.NATSSeeds); err != nil {
-		return fmt.Errorf("the bus's identities: %w", err)
-	}
-	if err := s.startBus(ctx, o); err != nil {
-		return err
-	}
-	if s.idp, err = idp.New(personas, idp.Options{Logger: s.logger}); err != nil {
-		return err
-	}
-	if s.idpSrv, err = s.idp.Start(o.IdPListen); err != nil {
-		return fmt.Errorf("--idp-listen: %w", err)
-	}
-	s.urls.IdP = s.idpSrv.URL()
-	if err := s.startServices(ctx); err != nil {
-		return err
-	}
-	if o.Ledger != nil {
-		if s.tail, err = startLedgerTail(ctx, s.busConn, o.Ledger); err != nil {
-			return err
-		}
-	}
-	if err := s.startDaemon(ctx, o, cataloguePath, hashKeyFile); err != nil {
-		return err
-	}
-	s.quickStart, err = qs.render(s.urls)
-	return err
+	o.ExtraRoots = append(o.ExtraRoots, filepath.Join(root, calculatorRoot))
+	o.Services = tourServices
+	o.QuickStart = bankQuickStart
+	return devplane.Start(ctx, o)
 }
 
-// writeHashKey writes a fresh random key for hash redactions to a file only
-// its owner reads, and answers the file's path. The key is never printed.
-func writeHashKey(dir string) (string, error) {
-	key := make([]byte, 32)
-	rand.Read(key) // never fails: crypto/rand crashes the program rather than return an error
-	path := filepath.Join(dir, "hash.key")
-	if err := os.WriteFile(path, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
-		return "", err
-	}
-	return path, nil
-}
+// calculatorRoot is the calculator's proto root, relative to the repository
+// root: the tour serves it beside the bank.
+const calculatorRoot = "examples/calculator/proto"
 
-// startBus starts the embedded NATS server and creates the streams and the
-// spent-grant bucket.
-func (s *Stack) startBus(ctx context.Context, o Options) error {
-	storeDir := o.DataDir
-	if storeDir == "" {
-		storeDir = filepath.Join(s.runDir, "jetstream")
-	}
-	if err := os.MkdirAll(storeDir, 0o700); err != nil {
-		return fmt.Errorf("--data: %w", err)
-	}
-	var err error
-	if s.bus, err = startBus(o.NATSListen, storeDir, s.ids.users); err != nil {
-		return err
-	}
-	s.urls.NATS = s.bus.url
-	if s.busConn, err = s.bus.connect("garm devstack", s.ids.seeds[OperatorIdentity]); err != nil {
-		return err
-	}
-	js, err := jetstream.New(s.busConn)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
-	defer cancel()
-	return createStreams(ctx, js)
-}
-
-// startServices runs the bank's services and the calculator on the bus and
-// waits until every one serves.
-func (s *Stack) startServices(ctx context.Context) error {
-	opts := []garmtool.Option{garmtool.WithLogger(s.logger), garmtool.WithDrainTimeout(serviceDrainTimeout)}
+// tourServices are the bank's three services and the calculator.
+func tourServices(opts ...garmtool.Option) ([]devplane.Service, error) {
 	bankSvcs, err := bank.Services(opts...)
 	if err != nil {
-		return fmt.Errorf("the bank's services: %w", err)
+		return nil, fmt.Errorf("the bank's services: %w", err)
 	}
+	var out []devplane.Service
 	for i, svc := range bankSvcs {
 		name, pkg := bankService(i)
-		if err := s.run(&service{name: name, pkg: pkg, svc: svc}); err != nil {
-			return err
-		}
+		out = append(out, devplane.Service{Name: name, Package: pkg, Service: svc})
 	}
 	calcSvc := garmtool.New("calc", serviceVersion, opts...)
 	if err := calcv1.ServeCalculator(calcSvc, calculator.Calculator{}); err != nil {
-		return fmt.Errorf("the calculator service: %w", err)
+		return nil, fmt.Errorf("the calculator service: %w", err)
 	}
-	if err := s.run(&service{name: "calculator", pkg: "calc.v1", svc: calcSvc}); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
-	defer cancel()
-	for _, svc := range s.services {
-		select {
-		case <-svc.svc.Ready():
-		case <-svc.done:
-			svc.done <- nil // for Close
-			return s.Wait() // why it stopped, as run reported it
-		case <-ctx.Done():
-			return fmt.Errorf("the %s service was not serving within %s: %w", svc.name, readyTimeout, ctx.Err())
-		}
-	}
-	return nil
+	return append(out, devplane.Service{Name: "calculator", Package: "calc.v1", Service: calcSvc}), nil
 }
 
 // bankService names the i-th of bank.Services, which come in this order,
@@ -253,197 +94,11 @@ func bankService(i int) (name, pkg string) {
 	return fmt.Sprintf("bank #%d", i+1), ""
 }
 
-// run serves svc, connected as its package's identity, until Close; its
-// stopping before then fails the stack.
-func (s *Stack) run(svc *service) error {
-	seed, err := s.ids.seed(natsperm.ToolUser(svc.pkg))
+// bankQuickStart is the tour's quick-start over the plane's URLs.
+func bankQuickStart(c *builder.Catalogue, personas *idp.Personas, urls URLs) (string, error) {
+	qs, err := newQuickStart(c, personas, bankDemo())
 	if err != nil {
-		return fmt.Errorf("the %s service: %w", svc.name, err)
+		return "", err
 	}
-	if svc.conn, err = s.bus.connect("garm devstack "+svc.name, seed); err != nil {
-		return err
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	svc.stop, svc.done = stop, make(chan error, 1)
-	s.services = append(s.services, svc)
-	go func() {
-		err := svc.svc.Run(runCtx, svc.conn)
-		if !s.closing.Load() {
-			s.fail(fmt.Errorf("the %s service stopped: %v", svc.name, err))
-			err = nil
-		}
-		svc.done <- err
-	}()
-	return nil
-}
-
-// startDaemon starts garmd on the built catalogue, trusting the dev IdP
-// for tokens and grants, with the ledger stream, the audit sink, notify and
-// the MCP endpoint on, and waits until it answers ready.
-func (s *Stack) startDaemon(ctx context.Context, o Options, cataloguePath, hashKeyFile string) error {
-	indefinite := time.Duration(0)
-	cfg := garmd.DefaultConfig()
-	cfg.Catalogue = cataloguePath
-	cfg.NATS = s.bus.url
-	garmdSeed, err := s.ids.seed(natsperm.GarmdUser)
-	if err != nil {
-		return err
-	}
-	cfg.NATSNKey = garmdSeed
-	cfg.Listen = o.Listen
-	cfg.AdminListen = o.AdminListen
-	cfg.Issuers = []string{s.idp.Issuer()}
-	cfg.JWKS = []string{s.idpSrv.JWKSURL()}
-	cfg.Audience = s.idp.Audience()
-	cfg.HashKeyFile = hashKeyFile
-	cfg.GrantIssuer = s.idp.Issuer()
-	cfg.AuditStreamRetention = &indefinite
-	cfg.LedgerStream = true
-	cfg.Notify = true
-	cfg.MCP = true
-	cfg.Logger = s.logger
-
-	d, err := garmd.New(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("garmd: %w", err)
-	}
-	s.urls.Garmd = "http://" + d.Addr().String()
-	s.urls.Admin = "http://" + d.AdminAddr().String()
-	s.urls.MCP = d.MCPResource()
-	runCtx, stop := context.WithCancel(context.Background())
-	s.stopDaemon, s.daemonDone = stop, make(chan error, 1)
-	go func() {
-		err := d.Run(runCtx)
-		if !s.closing.Load() {
-			s.fail(fmt.Errorf("garmd stopped: %v", err))
-			err = nil
-		}
-		s.daemonDone <- err
-	}()
-	return waitReady(ctx, s.urls.Admin+"/readyz")
-}
-
-// waitReady polls url until it answers 200, for at most readyTimeout.
-func waitReady(ctx context.Context, url string) error {
-	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
-	defer cancel()
-	client := &http.Client{Timeout: time.Second}
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		if resp, err := client.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("garmd was not ready within %s (%s)", readyTimeout, url)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// URLs are where the stack's parts answer.
-func (s *Stack) URLs() URLs { return s.urls }
-
-// BusSeed is the nkey seed file of one of the bus's identities: garmd
-// (natsperm.GarmdUser), a tool package's (natsperm.ToolUser), the
-// operator's (OperatorIdentity) or the agent's (AgentIdentity).
-func (s *Stack) BusSeed(identity string) (string, error) { return s.ids.seed(identity) }
-
-// IdP is the running dev identity provider.
-func (s *Stack) IdP() *idp.IdP { return s.idp }
-
-// Catalogue is the catalogue garmd serves, as built at start.
-func (s *Stack) Catalogue() *builder.Catalogue { return s.catalogue }
-
-// fail records the first component that stopped by itself and wakes Wait.
-func (s *Stack) fail(err error) {
-	s.stopOnce.Do(func() {
-		s.stopErr = err
-		close(s.stopped)
-	})
-}
-
-// Wait blocks until a component stops by itself, answering why, or until
-// Close begins, answering nil.
-func (s *Stack) Wait() error {
-	<-s.stopped
-	return s.stopErr
-}
-
-// Close stops the stack in order, each step bounded by ctx: garmd (no new
-// calls, calls in flight finish, the ledger flushes), the tool services
-// (running calls finish), the ledger tail, the identity provider, the NATS
-// server; then it removes the temporary directory (never --data). A step
-// that does not finish in time is abandoned and reported, and the next one
-// runs. Close is safe to call more than once.
-func (s *Stack) Close(ctx context.Context) error {
-	s.closed.Do(func() {
-		s.closing.Store(true)
-		s.fail(nil)
-		s.closeErr = s.shutdown(ctx)
-	})
-	return s.closeErr
-}
-
-func (s *Stack) shutdown(ctx context.Context) error {
-	var errs []error
-	if s.stopDaemon != nil {
-		s.stopDaemon()
-		if err := await(ctx, "garmd", s.daemonDone); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	for _, svc := range s.services {
-		svc.stop()
-	}
-	for _, svc := range s.services {
-		if err := await(ctx, "the "+svc.name+" service", svc.done); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	for _, svc := range s.services {
-		if svc.conn != nil {
-			svc.conn.Close()
-		}
-	}
-	if s.tail != nil {
-		s.tail.stop()
-	}
-	if s.idpSrv != nil {
-		if err := s.idpSrv.Shutdown(ctx); err != nil {
-			_ = s.idpSrv.Close()
-			errs = append(errs, fmt.Errorf("the identity provider: %w", err))
-		}
-	}
-	if s.busConn != nil {
-		s.busConn.Close()
-	}
-	if s.bus != nil {
-		s.bus.close()
-	}
-	if s.runDir != "" {
-		if err := os.RemoveAll(s.runDir); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// await waits, bounded by ctx, for a component's run to return.
-func await(ctx context.Context, what string, done <-chan error) error {
-	select {
-	case err := <-done:
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("%s did not stop in time: %w", what, ctx.Err())
-	}
+	return qs.render(urls)
 }

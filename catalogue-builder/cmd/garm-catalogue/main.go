@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/garm-dev/garm/catalogue-builder/internal/cli"
+	"github.com/garm-dev/garm/catalogue-builder/cli"
 )
 
 func main() { os.Exit(cli.Run()) }

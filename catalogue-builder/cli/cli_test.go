@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
-	"github.com/garm-dev/garm/catalogue-builder/internal/cli"
+	"github.com/garm-dev/garm/catalogue-builder/cli"
 )
 
 // run runs the command line and returns its exit code and output.
@@ -20,7 +20,7 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errs.String()
 }
 
-const calculatorManifest = "../../../examples/calculator/catalogue.yaml"
+const calculatorManifest = "../../examples/calculator/catalogue.yaml"
 
 func TestBuildWritesTheArtifactAndSaysWhatItHolds(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "calc.binpb")

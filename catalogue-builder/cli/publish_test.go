@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
-	"github.com/garm-dev/garm/catalogue-builder/internal/cli"
+	"github.com/garm-dev/garm/catalogue-builder/cli"
 	"github.com/garm-dev/garm/devkit/s3test"
 )
 

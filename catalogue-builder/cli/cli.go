@@ -20,7 +20,7 @@ const (
 )
 
 // version is the release, set at link time with
-// -ldflags "-X github.com/garm-dev/garm/catalogue-builder/internal/cli.version=v1.2.3";
+// -ldflags "-X github.com/garm-dev/garm/catalogue-builder/cli.version=v1.2.3";
 // left empty, the module version the binary was built from is used.
 var version string
 
@@ -49,6 +49,9 @@ type command struct {
 
 // env is where a command writes.
 type env struct {
+	// prog is the command line's name in messages: "garm-catalogue", or
+	// "garm catalogue" under garm.
+	prog           string
 	stdout, stderr io.Writer
 }
 
@@ -72,9 +75,16 @@ func Run() int {
 	return Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 }
 
-// Main runs the command line and returns the exit code.
+// Main runs the command line as garm-catalogue and returns the exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	e := &env{stdout: stdout, stderr: stderr}
+	return MainAs(ctx, "garm-catalogue", args, stdout, stderr)
+}
+
+// MainAs runs the command line, naming itself prog in usage and messages
+// (`garm catalogue` runs it as "garm catalogue"), and returns the exit
+// code.
+func MainAs(ctx context.Context, prog string, args []string, stdout, stderr io.Writer) int {
+	e := &env{prog: prog, stdout: stdout, stderr: stderr}
 	if len(args) == 0 {
 		e.usage(stderr)
 		return ExitUsage
@@ -91,22 +101,22 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return c.run(ctx, e, args[1:])
 		}
 	}
-	fmt.Fprintf(stderr, "garm-catalogue: unknown command %q\n\n", args[0])
+	fmt.Fprintf(stderr, "%s: unknown command %q\n\n", e.prog, args[0])
 	e.usage(stderr)
 	return ExitUsage
 }
 
 func (e *env) usage(w io.Writer) {
-	fmt.Fprintln(w, "garm-catalogue builds, checks and publishes garm catalogue artifacts.")
+	fmt.Fprintf(w, "%s builds, checks and publishes garm catalogue artifacts.\n", e.prog)
 	fmt.Fprintln(w, "\nUsage:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  garm-catalogue %-16s %s\n", c.name, c.usage)
+		fmt.Fprintf(w, "  %s %-16s %s\n", e.prog, c.name, c.usage)
 	}
 	fmt.Fprintln(w, "\nCommands:")
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-16s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'garm-catalogue <command> --help' for a command's flags.")
+	fmt.Fprintf(w, "\nRun '%s <command> --help' for a command's flags.\n", e.prog)
 	fmt.Fprintln(w, "Exit codes: 0 ok, 1 refused, 2 usage.")
 }
 
@@ -128,7 +138,7 @@ func (e *env) parse(fs *flag.FlagSet, args []string, want int) ([]string, int) {
 				e.commandUsage(e.stdout, fs)
 				return nil, ExitOK
 			}
-			fmt.Fprintf(e.stderr, "garm-catalogue %s: %v\n\n", fs.Name(), err)
+			fmt.Fprintf(e.stderr, "%s %s: %v\n\n", e.prog, fs.Name(), err)
 			e.commandUsage(e.stderr, fs)
 			return nil, ExitUsage
 		}
@@ -144,7 +154,7 @@ func (e *env) parse(fs *flag.FlagSet, args []string, want int) ([]string, int) {
 		args = args[1:]
 	}
 	if len(positional) != want {
-		fmt.Fprintf(e.stderr, "garm-catalogue %s: want %d argument(s), got %d\n\n", fs.Name(), want, len(positional))
+		fmt.Fprintf(e.stderr, "%s %s: want %d argument(s), got %d\n\n", e.prog, fs.Name(), want, len(positional))
 		e.commandUsage(e.stderr, fs)
 		return nil, ExitUsage
 	}
@@ -156,7 +166,7 @@ func (e *env) commandUsage(w io.Writer, fs *flag.FlagSet) {
 		if c.name != fs.Name() {
 			continue
 		}
-		fmt.Fprintf(w, "Usage: garm-catalogue %s %s\n\n%s.\n", c.name, c.usage, upperFirst(c.summary))
+		fmt.Fprintf(w, "Usage: %s %s %s\n\n%s.\n", e.prog, c.name, c.usage, upperFirst(c.summary))
 	}
 	var flags strings.Builder
 	fs.VisitAll(func(f *flag.Flag) {
@@ -182,7 +192,7 @@ func (e *env) commandUsage(w io.Writer, fs *flag.FlagSet) {
 
 // refuse prints why a command refused and returns ExitRefused.
 func (e *env) refuse(name string, err error) int {
-	fmt.Fprintf(e.stderr, "garm-catalogue %s: %v\n", name, err)
+	fmt.Fprintf(e.stderr, "%s %s: %v\n", e.prog, name, err)
 	return ExitRefused
 }
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
-	"github.com/garm-dev/garm/catalogue-builder/internal/cli"
+	"github.com/garm-dev/garm/catalogue-builder/cli"
 )
 
 // buildShop builds the shop fixture of the build package, with its
@@ -16,7 +16,7 @@ import (
 func buildShop(t *testing.T, old, new string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS("../build/testdata/shop")); err != nil {
+	if err := os.CopyFS(dir, os.DirFS("../internal/build/testdata/shop")); err != nil {
 		t.Fatal(err)
 	}
 	orders := filepath.Join(dir, "tools", "shop", "v1", "orders.proto")

@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
-	"github.com/garm-dev/garm/catalogue-builder/internal/cli"
+	"github.com/garm-dev/garm/catalogue-builder/cli"
 	cataloguev1 "github.com/garm-dev/garm/gen/garm/catalogue/v1"
 	"google.golang.org/protobuf/proto"
 )
 
 func TestABufImageBuildsTheSameCatalogueAsTheSources(t *testing.T) {
-	buf, err := filepath.Abs("../../../.tmp/bin/buf")
+	buf, err := filepath.Abs("../../.tmp/bin/buf")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestABufImageBuildsTheSameCatalogueAsTheSources(t *testing.T) {
 	dir := t.TempDir()
 	image := filepath.Join(dir, "calc.image.binpb")
 	cmd := exec.Command(buf, "build", "examples/calculator/proto", "-o", image)
-	cmd.Dir = "../../.."
+	cmd.Dir = "../.."
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("buf build: %v\n%s", err, out)
 	}

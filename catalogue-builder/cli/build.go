@@ -85,10 +85,10 @@ func (e *env) build(ctx context.Context, fs *flagSetWith, bf *buildFlags) (*buil
 	}
 	switch {
 	case bf.image != "" && fs.isSet("f"):
-		fmt.Fprintf(e.stderr, "garm-catalogue %s: --image and -f exclude each other\n", name)
+		fmt.Fprintf(e.stderr, "%s %s: --image and -f exclude each other\n", e.prog, name)
 		return nil, ExitUsage
 	case bf.image == "" && fs.isSet("source"):
-		fmt.Fprintf(e.stderr, "garm-catalogue %s: --source is for --image builds; a manifest names its source itself\n", name)
+		fmt.Fprintf(e.stderr, "%s %s: --source is for --image builds; a manifest names its source itself\n", e.prog, name)
 		return nil, ExitUsage
 	case bf.image != "":
 		data, err := os.ReadFile(bf.image)

@@ -1,4 +1,4 @@
-package main
+package devplane
 
 import (
 	"errors"
@@ -6,6 +6,10 @@ import (
 	"io"
 	"net"
 	"strings"
+
+	"github.com/garm-dev/garm/catalogue-builder/builder"
+	"github.com/garm-dev/garm/devkit/idp"
+	"github.com/garm-dev/garm/runtime/garmtool"
 )
 
 // The default addresses (SPEC 8), each a flag.
@@ -14,10 +18,11 @@ const (
 	DefaultIdPListen   = "127.0.0.1:7450"
 	DefaultListen      = "127.0.0.1:7440"
 	DefaultAdminListen = "127.0.0.1:7441"
+	DefaultDevListen   = "127.0.0.1:7442"
 )
 
-// Options configures the dev stack: one field per flag of the command.
-// DefaultOptions holds the flags' defaults.
+// Options configures the dev plane. DefaultOptions holds the defaults of
+// `garm dev` and `make dev`.
 type Options struct {
 	// NATSListen is the embedded NATS server's address (--nats-listen).
 	NATSListen string
@@ -28,16 +33,29 @@ type Options struct {
 	// AdminListen is garmd's health, readiness and metrics listener
 	// (--admin-listen).
 	AdminListen string
+	// DevListen is the dev plane's own endpoint (--dev-listen): the ledger
+	// rows of this run by event id, which `garm call` reads to say why a
+	// call was refused. Empty: none.
+	DevListen string
 	// DataDir keeps JetStream's store across runs (--data). Empty: a
 	// temporary directory, removed at Close.
 	DataDir string
-	// CatalogueManifest is the catalogue.yaml built at start
-	// (--catalogue-manifest). Empty: the bank's, bank.ManifestPath under the
-	// repository root. The calculator's proto root is added to it.
-	CatalogueManifest string
+	// Catalogue is the catalogue served (--catalogue): a catalogue.yaml,
+	// built from source at start and at every Reload, or a built artifact
+	// (any other file), served as it is. Required.
+	Catalogue string
+	// ExtraRoots are proto roots added to a manifest's include list.
+	ExtraRoots []string
 	// Personas is the dev identity provider's persona file (--personas).
-	// Empty: the bank's, bank.PersonasPath under the repository root.
+	// Required.
 	Personas string
+	// Services, when set, makes the tool services the plane runs in its
+	// own process, each connected to the bus as its package's identity.
+	// Tools served by processes of their own need none.
+	Services func(...garmtool.Option) ([]Service, error)
+	// QuickStart renders the text printed once the plane is ready. Nil:
+	// GenericQuickStart.
+	QuickStart func(*builder.Catalogue, *idp.Personas, URLs) (string, error)
 	// Verbose logs at info level (--verbose); otherwise warnings and errors
 	// only.
 	Verbose bool
@@ -48,27 +66,54 @@ type Options struct {
 	Ledger io.Writer
 }
 
-// DefaultOptions is the configuration of `go run ./examples/devstack` with
-// no flags.
+// Service is a tool service the plane runs in its own process.
+type Service struct {
+	// Name names it in logs and errors.
+	Name string
+	// Package is the proto package it serves, whose bus identity it
+	// connects as.
+	Package string
+	// Service is the service, its tools registered.
+	Service *garmtool.Service
+}
+
+// DefaultOptions are the defaults of `garm dev`: SPEC 8's addresses.
 func DefaultOptions() Options {
 	return Options{
 		NATSListen:  DefaultNATSListen,
 		IdPListen:   DefaultIdPListen,
 		Listen:      DefaultListen,
 		AdminListen: DefaultAdminListen,
+		DevListen:   DefaultDevListen,
 	}
 }
 
 // Validate reports every problem at once: above all, a listener that is not
 // on loopback.
 func (o Options) Validate() error {
+	problems := []error{o.ValidateListeners()}
+	if o.Catalogue == "" {
+		problems = append(problems, errors.New("--catalogue: no catalogue named"))
+	}
+	if o.Personas == "" {
+		problems = append(problems, errors.New("--personas: no persona file named"))
+	}
+	return errors.Join(problems...)
+}
+
+// ValidateListeners reports every listener that is not on loopback.
+func (o Options) ValidateListeners() error {
 	var problems []error
 	for _, l := range []struct{ flag, addr string }{
 		{"--nats-listen", o.NATSListen},
 		{"--idp-listen", o.IdPListen},
 		{"--listen", o.Listen},
 		{"--admin-listen", o.AdminListen},
+		{"--dev-listen", o.DevListen},
 	} {
+		if l.flag == "--dev-listen" && l.addr == "" {
+			continue
+		}
 		if err := checkLoopback(l.addr); err != nil {
 			problems = append(problems, fmt.Errorf("%s %q: %w", l.flag, l.addr, err))
 		}
@@ -87,12 +132,12 @@ func checkLoopback(addr string) error {
 		return errors.New("not a port")
 	}
 	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && !strings.EqualFold(host, "localhost") {
-		return errors.New("the dev stack listens on loopback only (127.0.0.1, ::1 or localhost)")
+		return errors.New("the dev plane listens on loopback only (127.0.0.1, ::1 or localhost)")
 	}
 	return nil
 }
 
-// URLs are where the stack's parts answer.
+// URLs are where the plane's parts answer.
 type URLs struct {
 	// Garmd is garmd's tool plane, http://host:port.
 	Garmd string
@@ -104,6 +149,8 @@ type URLs struct {
 	IdP string
 	// NATS is the embedded NATS server, nats://host:port.
 	NATS string
+	// Dev is the dev plane's own endpoint: GET /ledger/<event id>.
+	Dev string
 	// NATSSeeds is the directory holding the nkey seed of each identity
 	// on the bus, one file each, <identity>.nk.
 	NATSSeeds string

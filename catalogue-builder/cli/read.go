@@ -69,7 +69,7 @@ func runPublish(ctx context.Context, e *env, args []string) int {
 	}
 	target, err := publish.ParseURL(pos[1])
 	if err != nil {
-		fmt.Fprintf(e.stderr, "garm-catalogue publish: %v\n", err)
+		fmt.Fprintf(e.stderr, "%s publish: %v\n", e.prog, err)
 		return ExitUsage
 	}
 	// Only a catalogue that reads back whole is uploaded: garmd would

@@ -1,4 +1,4 @@
-package main
+package devplane
 
 import (
 	"context"
@@ -27,8 +27,9 @@ const busReadyTimeout = 10 * time.Second
 
 // bus is the embedded NATS server with JetStream.
 type bus struct {
-	srv *server.Server
-	url string
+	srv  *server.Server
+	opts *server.Options
+	url  string
 }
 
 // startBus starts the embedded NATS server on addr (a loopback host:port;
@@ -52,8 +53,8 @@ func startBus(addr, storeDir string, users []*server.NkeyUser) (*bus, error) {
 	} else {
 		l.Close()
 	}
-	srv, err := server.NewServer(&server.Options{
-		ServerName: "garm-devstack",
+	opts := &server.Options{
+		ServerName: "garm-dev",
 		Host:       host,
 		Port:       port,
 		JetStream:  true,
@@ -61,7 +62,8 @@ func startBus(addr, storeDir string, users []*server.NkeyUser) (*bus, error) {
 		NoLog:      true,
 		NoSigs:     true,
 		Nkeys:      users,
-	})
+	}
+	srv, err := server.NewServer(opts.Clone())
 	if err != nil {
 		return nil, fmt.Errorf("embedded NATS server: %w", err)
 	}
@@ -70,7 +72,7 @@ func startBus(addr, storeDir string, users []*server.NkeyUser) (*bus, error) {
 		srv.Shutdown()
 		return nil, fmt.Errorf("--nats-listen %s: the embedded NATS server did not accept connections within %s (is the port taken?)", addr, busReadyTimeout)
 	}
-	b := &bus{srv: srv}
+	b := &bus{srv: srv, opts: opts}
 	bound, ok := srv.Addr().(*net.TCPAddr)
 	if !ok || !bound.IP.IsLoopback() {
 		b.close()
@@ -78,6 +80,19 @@ func startBus(addr, storeDir string, users []*server.NkeyUser) (*bus, error) {
 	}
 	b.url = "nats://" + bound.String()
 	return b, nil
+}
+
+// admit replaces the users the server admits, and their permissions, as a
+// configuration reload would: connections of users still admitted stay.
+func (b *bus) admit(users []*server.NkeyUser) error {
+	opts := b.opts.Clone()
+	opts.Nkeys = users
+	opts.Port = b.srv.Addr().(*net.TCPAddr).Port
+	if err := b.srv.ReloadOptions(opts); err != nil {
+		return fmt.Errorf("the bus's users: %w", err)
+	}
+	b.opts = opts
+	return nil
 }
 
 // close shuts the server down and waits, bounded, until it has.

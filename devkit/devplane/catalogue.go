@@ -1,92 +1,76 @@
-package main
+package devplane
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 
+	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/catalogue-builder/builder"
 	"go.yaml.in/yaml/v3"
 )
 
-// module is the module whose root holds the example sources.
-const module = "github.com/garm-dev/garm"
-
-// calculatorRoot is the calculator's proto root, relative to the repository
-// root: the dev stack serves it beside the bank.
-const calculatorRoot = "examples/calculator/proto"
-
-// repoRoot finds the repository root: the directory of the go.mod that
-// declares the module, above this source file (where `go run` and `go
-// test` compiled it) or else above the working directory.
-func repoRoot() (string, error) {
-	var starts []string
-	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		starts = append(starts, filepath.Dir(file))
+// loadCatalogue writes to out the artifact of location: a catalogue.yaml
+// built from source with extraRoots added, or a built artifact read as it
+// is. The file is replaced only once the new catalogue is whole, so a
+// failed build leaves the previous one in place.
+func loadCatalogue(ctx context.Context, location, out string, extraRoots []string) (*builder.Catalogue, error) {
+	if isManifest(location) {
+		return buildCatalogue(ctx, location, out, extraRoots...)
 	}
-	if wd, err := os.Getwd(); err == nil {
-		starts = append(starts, wd)
+	data, a, err := artifact.ReadFileBytes(location)
+	if err != nil {
+		return nil, fmt.Errorf("--catalogue: %w", err)
 	}
-	for _, dir := range starts {
-		for {
-			if declaresModule(filepath.Join(dir, "go.mod")) {
-				return dir, nil
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				break
-			}
-			dir = parent
-		}
+	if err := writeAtomically(out, data); err != nil {
+		return nil, err
 	}
-	return "", fmt.Errorf("cannot find the repository root (a go.mod declaring %s) above the sources or the working directory; run from the repository", module)
+	return &builder.Catalogue{Artifact: a, Bytes: data}, nil
 }
 
-func declaresModule(gomod string) bool {
-	data, err := os.ReadFile(gomod)
-	if err != nil {
-		return false
+// isManifest reports whether path names a catalogue manifest rather than
+// a built artifact: by its extension, as the two are named.
+func isManifest(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	return ext == ".yaml" || ext == ".yml"
+}
+
+// writeAtomically replaces path with data in one rename.
+func writeAtomically(path string, data []byte) error {
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
 	}
-	s := bufio.NewScanner(bytes.NewReader(data))
-	for s.Scan() {
-		if fields := strings.Fields(s.Text()); len(fields) == 2 && fields[0] == "module" {
-			return fields[1] == module
-		}
-	}
-	return false
+	return os.Rename(tmp, path)
 }
 
 // buildCatalogue builds, from source, the catalogue of the manifest with
 // the extra proto roots added to its include list, and writes the artifact
-// into dir. It answers the artifact's path and the built catalogue. The
+// to out. It answers the built catalogue. The
 // manifest stays the source of truth for name, provenance and taxonomy; the
 // combined manifest is written beside the artifact, its include directories
 // made absolute.
-func buildCatalogue(ctx context.Context, manifest, dir string, extraRoots ...string) (string, *builder.Catalogue, error) {
+func buildCatalogue(ctx context.Context, manifest, out string, extraRoots ...string) (*builder.Catalogue, error) {
 	combined, err := withIncludes(manifest, extraRoots)
 	if err != nil {
-		return "", nil, fmt.Errorf("catalogue manifest %s: %w", manifest, err)
+		return nil, fmt.Errorf("catalogue manifest %s: %w", manifest, err)
 	}
-	combinedPath := filepath.Join(dir, "catalogue.yaml")
+	combinedPath := filepath.Join(filepath.Dir(out), "catalogue.yaml")
 	if err := os.WriteFile(combinedPath, combined, 0o600); err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	c, err := builder.FromManifest(ctx, combinedPath)
 	if err != nil {
-		return "", nil, fmt.Errorf("building the catalogue of %s: %w", manifest, err)
+		return nil, fmt.Errorf("building the catalogue of %s: %w", manifest, err)
 	}
-	path := filepath.Join(dir, "catalogue.binpb")
-	if err := os.WriteFile(path, c.Bytes, 0o600); err != nil {
-		return "", nil, err
+	if err := writeAtomically(out, c.Bytes); err != nil {
+		return nil, err
 	}
-	return path, c, nil
+	return c, nil
 }
 
 // withIncludes is the manifest at path with every include directory made

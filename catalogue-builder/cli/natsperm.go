@@ -16,7 +16,7 @@ func runNATSPermissions(_ context.Context, e *env, args []string) int {
 		return code
 	}
 	if *format != "conf" && *format != "json" {
-		fmt.Fprintf(e.stderr, "garm-catalogue nats-permissions: --format %q is neither conf nor json\n", *format)
+		fmt.Fprintf(e.stderr, "%s nats-permissions: --format %q is neither conf nor json\n", e.prog, *format)
 		return ExitUsage
 	}
 	a, err := artifact.ReadFile(pos[0])

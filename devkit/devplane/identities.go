@@ -1,4 +1,4 @@
-package main
+package devplane
 
 import (
 	"fmt"
@@ -12,20 +12,20 @@ import (
 	"github.com/nats-io/nkeys"
 )
 
-// Bus identities of the dev stack besides those the catalogue implies
+// Bus identities of the dev plane besides those the catalogue implies
 // (garmd, one per tool package).
 const (
 	// OperatorIdentity is the stack itself acting as the bus's operator:
 	// it creates the streams and the bucket, and tails the ledger. It is
 	// the one identity with every right, as an operator's tooling would
 	// be, and nothing in garm's path uses it.
-	OperatorIdentity = "devstack"
+	OperatorIdentity = "devplane"
 	// AgentIdentity is a client with no right on the bus: what an agent,
 	// or anything that is neither garmd nor a tool, gets.
 	AgentIdentity = "agent"
 )
 
-// identities are the dev stack's users on the bus: an nkey each, its seed
+// identities are the dev plane's users on the bus: an nkey each, its seed
 // in a file only its owner reads, with the permissions garm-catalogue
 // nats-permissions derives from the catalogue (decision 0040).
 type identities struct {
@@ -33,7 +33,9 @@ type identities struct {
 	perms *natsperm.Set
 	// seeds maps an identity's name to its seed file.
 	seeds map[string]string
-	users []*server.NkeyUser
+	// public maps an identity's name to its public key.
+	public map[string]string
+	users  []*server.NkeyUser
 }
 
 // newIdentities makes an nkey for garmd, each tool package of a, the
@@ -42,22 +44,48 @@ func newIdentities(a *artifact.Artifact, dir string) (*identities, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	ids := &identities{dir: dir, perms: natsperm.Derive(a), seeds: map[string]string{}}
-	for _, id := range ids.perms.Identities {
-		if err := ids.add(id.Name, serverPermissions(id.Permissions)); err != nil {
-			return nil, err
-		}
-	}
-	if err := ids.add(OperatorIdentity, nil); err != nil {
-		return nil, err
-	}
-	if err := ids.add(AgentIdentity, serverPermissions(ids.perms.EveryoneElse)); err != nil {
+	ids := &identities{dir: dir, seeds: map[string]string{}, public: map[string]string{}}
+	if err := ids.derive(a); err != nil {
 		return nil, err
 	}
 	return ids, nil
 }
 
+// derive sets every identity's permissions to those a implies, making an
+// nkey for each identity that has none yet (a tool package new to the
+// catalogue). Identities a no longer implies keep their keys and lose
+// every right.
+func (ids *identities) derive(a *artifact.Artifact) error {
+	ids.perms = natsperm.Derive(a)
+	ids.users = nil
+	granted := map[string]bool{}
+	for _, id := range ids.perms.Identities {
+		if err := ids.add(id.Name, serverPermissions(id.Permissions)); err != nil {
+			return err
+		}
+		granted[id.Name] = true
+	}
+	if err := ids.add(OperatorIdentity, nil); err != nil {
+		return err
+	}
+	if err := ids.add(AgentIdentity, serverPermissions(ids.perms.EveryoneElse)); err != nil {
+		return err
+	}
+	for _, name := range ids.names() {
+		if !granted[name] && name != OperatorIdentity && name != AgentIdentity {
+			ids.users = append(ids.users, &server.NkeyUser{Nkey: ids.public[name], Permissions: serverPermissions(ids.perms.EveryoneElse)})
+		}
+	}
+	return nil
+}
+
+// add admits name with perms, making its nkey and seed file the first
+// time.
 func (ids *identities) add(name string, perms *server.Permissions) error {
+	if public, ok := ids.public[name]; ok {
+		ids.users = append(ids.users, &server.NkeyUser{Nkey: public, Permissions: perms})
+		return nil
+	}
 	kp, err := nkeys.CreateUser()
 	if err != nil {
 		return err
@@ -75,6 +103,7 @@ func (ids *identities) add(name string, perms *server.Permissions) error {
 		return err
 	}
 	ids.seeds[name] = path
+	ids.public[name] = public
 	ids.users = append(ids.users, &server.NkeyUser{Nkey: public, Permissions: perms})
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/garm-dev/garm/catalogue-builder/internal/cli"
+	"github.com/garm-dev/garm/catalogue-builder/cli"
 )
 
 func TestNATSPermissionsPrintsBothFormsOfTheCataloguesPermissions(t *testing.T) {

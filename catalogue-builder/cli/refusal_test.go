@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/garm-dev/garm/catalogue-builder/cli"
 	"github.com/garm-dev/garm/catalogue-builder/internal/buildtest"
-	"github.com/garm-dev/garm/catalogue-builder/internal/cli"
 )
 
 const header = `syntax = "proto3";

@@ -1,4 +1,4 @@
-package main
+package devplane
 
 import (
 	"context"
@@ -15,17 +15,19 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// ledgerTail prints each ledger row as it lands on GARM_LEDGER: one line of
-// columns that say what happened and to whom, never a value of a call.
+// ledgerTail follows GARM_LEDGER: it keeps each row of this run by event
+// id, for the dev endpoint, and, when it has a writer, prints one line per
+// row: columns that say what happened and to whom, never a value of a call.
 type ledgerTail struct {
 	consume jetstream.ConsumeContext
+	rows    *rowIndex
 	mu      sync.Mutex // one line at a time
-	w       io.Writer
+	w       io.Writer  // nil: nothing printed
 }
 
 // startLedgerTail follows GARM_LEDGER from now on with an ordered consumer,
 // so a reused --data directory does not replay earlier runs.
-func startLedgerTail(ctx context.Context, nc *nats.Conn, w io.Writer) (*ledgerTail, error) {
+func startLedgerTail(ctx context.Context, nc *nats.Conn, w io.Writer, rows *rowIndex) (*ledgerTail, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
@@ -36,33 +38,40 @@ func startLedgerTail(ctx context.Context, nc *nats.Conn, w io.Writer) (*ledgerTa
 		DeliverPolicy: jetstream.DeliverNewPolicy,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("--ledger: following %s: %w", wire.LedgerStream, err)
+		return nil, fmt.Errorf("following %s: %w", wire.LedgerStream, err)
 	}
-	t := &ledgerTail{w: w}
-	if t.consume, err = consumer.Consume(t.print); err != nil {
-		return nil, fmt.Errorf("--ledger: following %s: %w", wire.LedgerStream, err)
+	t := &ledgerTail{w: w, rows: rows}
+	if t.consume, err = consumer.Consume(t.take); err != nil {
+		return nil, fmt.Errorf("following %s: %w", wire.LedgerStream, err)
 	}
 	return t, nil
 }
 
-func (t *ledgerTail) print(msg jetstream.Msg) {
+func (t *ledgerTail) take(msg jetstream.Msg) {
 	var batch ledgerv1.Batch
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err := proto.Unmarshal(msg.Data(), &batch); err != nil {
-		fmt.Fprintf(t.w, "ledger: a message on %s is not a Batch: %v\n", msg.Subject(), err)
+		if t.w != nil {
+			fmt.Fprintf(t.w, "ledger: a message on %s is not a Batch: %v\n", msg.Subject(), err)
+		}
 		return
 	}
 	for _, e := range batch.GetEvents() {
-		fmt.Fprintln(t.w, ledgerLine(e))
+		t.rows.add(e)
+		if t.w != nil {
+			fmt.Fprintln(t.w, LedgerLine(e))
+		}
 	}
 }
 
-// ledgerLine is one row in compact columns: time, outcome, tool, the
+// LedgerLine is one row in compact columns: time, outcome, tool, the
 // principal (and the agent acting for it), how many fields were withheld
-// and disclosed, the latency, and the error kind of a failed call.
-// error_detail, the one free-text column, is left out.
-func ledgerLine(e *ledgerv1.Event) string {
+// and disclosed, the latency, and for a denied or failed call its code
+// (error_kind) and the detail garmd recorded (error_detail). The detail
+// never reaches a caller on the wire; the dev plane is on loopback, for the
+// author of the tools, and showing it is the point of the column.
+func LedgerLine(e *ledgerv1.Event) string {
 	principal := orDash(e.GetPrincipalSubject())
 	if actor := e.GetPrincipalActor(); actor != "" {
 		principal += " via " + actor
@@ -78,7 +87,10 @@ func ledgerLine(e *ledgerv1.Event) string {
 		fmt.Sprintf("%.1fms", e.GetLatencyMs()),
 	}
 	if kind := e.GetErrorKind(); kind != "" {
-		columns = append(columns, "error="+kind)
+		columns = append(columns, "code="+kind)
+	}
+	if detail := e.GetErrorDetail(); detail != "" {
+		columns = append(columns, fmt.Sprintf("detail=%q", detail))
 	}
 	return strings.Join(columns, " ")
 }

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/garm-dev/garm/devkit/devplane"
+)
+
+// eventIDHeader is the header garmd answers a call's event id in.
+const eventIDHeader = "Garm-Event-Id"
+
+var (
+	defaultGarmd = "http://" + devplane.DefaultListen
+	defaultDev   = "http://" + devplane.DefaultDevListen
+)
+
+// callTarget is where garm call sends a call and what it sends.
+type callTarget struct {
+	garmd, idp, dev string
+	tool, persona   string
+	agent, grant    string
+	body            string
+}
+
+// runCall calls a tool as a persona through garmd, like curl, and prints
+// the status, the event id, the answer as indented JSON and, against a dev
+// plane, the ledger row: its outcome and, for a refusal or failure, the
+// code and the detail garmd recorded.
+func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	flags := flag.NewFlagSet("garm call", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	flags.Usage = func() {
+		fmt.Fprintln(stderr, "usage: garm call TOOL --as PERSONA ['{json}'] [flags]\n\n"+
+			"TOOL is a tool's name (hr.v1.get_employee) or route (/hr.v1.HRService/GetEmployee). Flags:")
+		flags.PrintDefaults()
+	}
+	var t callTarget
+	flags.StringVar(&t.persona, "as", "", "the `persona` calling (required)")
+	flags.StringVar(&t.agent, "agent", "", "the `agent` acting for the persona")
+	flags.StringVar(&t.grant, "grant", "", "an approval `grant` (the Garm-Grant header)")
+	flags.StringVar(&t.garmd, "garmd", envOr("GARM_URL", defaultGarmd), "garmd's tool plane `URL` ($GARM_URL)")
+	flags.StringVar(&t.idp, "idp", envOr("GARM_IDP", defaultIdP), "the dev identity provider's `URL` ($GARM_IDP)")
+	flags.StringVar(&t.dev, "dev", envOr("GARM_DEV", defaultDev), "the dev plane's endpoint `URL`, for the ledger row; empty: none ($GARM_DEV)")
+	tool, rest := leadingArg(args)
+	if err := flags.Parse(rest); errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	} else if err != nil {
+		return exitUsage
+	}
+	positional := flags.Args()
+	if tool == "" && len(positional) > 0 {
+		tool, positional = positional[0], positional[1:]
+	}
+	if tool == "" || t.persona == "" || len(positional) > 1 {
+		flags.Usage()
+		return exitUsage
+	}
+	t.tool, t.body = tool, "{}"
+	if len(positional) == 1 {
+		t.body = positional[0]
+	}
+	ok, err := call(ctx, t, stdout)
+	if err != nil {
+		fmt.Fprintln(stderr, "garm call:", err)
+		return exitFailed
+	}
+	if !ok {
+		return exitFailed
+	}
+	return exitOK
+}
+
+// call makes the call and prints what it learned; ok is whether garmd
+// answered 2xx.
+func call(ctx context.Context, t callTarget, w io.Writer) (ok bool, err error) {
+	if !json.Valid([]byte(t.body)) {
+		return false, fmt.Errorf("the request %q is not JSON", t.body)
+	}
+	route, err := resolveRoute(ctx, t)
+	if err != nil {
+		return false, err
+	}
+	token, err := fetchToken(ctx, t.idp, t.persona, t.agent)
+	if err != nil {
+		return false, fmt.Errorf("a token for %s: %w", t.persona, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(t.garmd, "/")+route, strings.NewReader(t.body))
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	if t.grant != "" {
+		req.Header.Set("Garm-Grant", t.grant)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false, fmt.Errorf("%w (is garm dev running?)", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return false, err
+	}
+	eventID := resp.Header.Get(eventIDHeader)
+	fmt.Fprintf(w, "HTTP %s\n", resp.Status)
+	fmt.Fprintf(w, "event %s\n", orNone(eventID))
+	fmt.Fprintln(w, prettyJSON(body))
+	if t.dev != "" && eventID != "" {
+		row, err := ledgerRow(ctx, t.dev, eventID)
+		if err != nil {
+			fmt.Fprintf(w, "ledger: not read (%v)\n", err)
+		} else {
+			fmt.Fprintln(w, ledgerSummary(row))
+		}
+	}
+	return resp.StatusCode/100 == 2, nil
+}
+
+// resolveRoute is the route of t.tool: itself when it is one, else the
+// route the dev plane lists for the name. Outside a dev plane, name the
+// route.
+func resolveRoute(ctx context.Context, t callTarget) (string, error) {
+	if strings.HasPrefix(t.tool, "/") {
+		return t.tool, nil
+	}
+	if t.dev == "" {
+		return "", fmt.Errorf("%s: with no dev plane (--dev), name the tool by its route, /<package>.<Service>/<Method>", t.tool)
+	}
+	var routes []devplane.Route
+	if err := getJSON(ctx, strings.TrimRight(t.dev, "/")+"/tools", &routes); err != nil {
+		return "", fmt.Errorf("the dev plane's tools: %w (is garm dev running? or name the route)", err)
+	}
+	var names []string
+	for _, r := range routes {
+		if r.Tool == t.tool {
+			return r.Method, nil
+		}
+		names = append(names, r.Tool)
+	}
+	return "", fmt.Errorf("the catalogue served has no tool %s; it has %s", t.tool, strings.Join(names, ", "))
+}
+
+// ledgerRow is the dev plane's ledger row for the event, waiting a little
+// for it to land: garmd writes it after it answers.
+func ledgerRow(ctx context.Context, dev, eventID string) (devplane.Row, error) {
+	var row devplane.Row
+	err := getJSON(ctx, strings.TrimRight(dev, "/")+"/ledger/"+eventID+"?wait=10s", &row)
+	return row, err
+}
+
+// ledgerSummary is the row in one line: outcome, code, detail.
+func ledgerSummary(r devplane.Row) string {
+	line := "ledger " + r.Outcome
+	if r.Code != "" {
+		line += " code=" + r.Code
+	}
+	if r.Detail != "" {
+		line += fmt.Sprintf(" detail=%q", r.Detail)
+	}
+	if r.RedactionCount > 0 || r.DisclosedCount > 0 {
+		line += fmt.Sprintf(" redacted=%d disclosed=%d", r.RedactionCount, r.DisclosedCount)
+	}
+	return line
+}
+
+func getJSON(ctx context.Context, url string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+	return json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(v)
+}
+
+// prettyJSON is body indented when it is JSON, else as it came.
+func prettyJSON(body []byte) string {
+	var b bytes.Buffer
+	if json.Indent(&b, body, "", "  ") == nil {
+		return b.String()
+	}
+	return strings.TrimRight(string(body), "\n")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestGarmCallPrintsTheStatusTheEventIDTheAnswerAndTheLedgerRow(t *testing.T) {
+	manifest, _ := calculatorCatalogue(t)
+	p := startPlane(t, manifest)
+	code, out := garm(t, p, "call", "calc.v1.add", "--as", "outsider", `{"a": 40, "b": 2.5}`)
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	mustContain(t, out, "HTTP 200 OK", "\n  \"sum\": 42.5\n", "ledger ok")
+	if !regexp.MustCompile(`(?m)^event [0-9A-Za-z-]{8,}$`).MatchString(out) {
+		t.Errorf("no event id:\n%s", out)
+	}
+}
+
+func TestGarmCallShowsTheCodeAndDetailOfARefusalThatTheWireDoesNotCarry(t *testing.T) {
+	manifest, _ := calculatorCatalogue(t)
+	p := startPlane(t, manifest)
+	code, out := garm(t, p, "call", "calc.v1.divide", "--as", "outsider", `{"dividend": 1, "divisor": 0}`)
+	if code != exitFailed {
+		t.Fatalf("a refused call exited %d:\n%s", code, out)
+	}
+	m := regexp.MustCompile(`(?m)^ledger (denied|error) code=(\S+) detail="(.+)"`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no ledger row with a code and a detail:\n%s", out)
+	}
+	body := out[:strings.Index(out, "ledger ")]
+	if strings.Contains(body, m[3]) {
+		t.Errorf("the detail %q reached the caller on the wire:\n%s", m[3], body)
+	}
+}
+
+func TestGarmCallNamesTheToolsOfTheCatalogueWhenTheToolIsUnknown(t *testing.T) {
+	manifest, _ := calculatorCatalogue(t)
+	p := startPlane(t, manifest)
+	code, out := garm(t, p, "call", "calc.v1.multiply", "--as", "outsider")
+	if code != exitFailed {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	mustContain(t, out, "no tool calc.v1.multiply", "calc.v1.add")
+}
+
+func TestGarmTokenPrintsAJWTForAPersonaAndForAnAgentActingForIt(t *testing.T) {
+	manifest, _ := calculatorCatalogue(t)
+	p := startPlane(t, manifest)
+	jwt := regexp.MustCompile(`^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\n$`)
+	for _, args := range [][]string{{"token", "support"}, {"token", "support", "--as", "assistant"}} {
+		code, out := garm(t, p, args...)
+		if code != exitOK || !jwt.MatchString(out) {
+			t.Errorf("%v: exit %d, %q", args, code, out)
+		}
+	}
+	if code, out := garm(t, p, "token", "nobody"); code != exitFailed {
+		t.Errorf("a token for an unknown persona: exit %d, %q", code, out)
+	}
+}

@@ -1,0 +1,18 @@
+// Command garm is the tool author's one command (issue 20): it scaffolds a
+// tool service as a Go module of its own (garm new), runs the whole plane
+// on loopback on any catalogue (garm dev), calls a tool through garmd and
+// shows why a call was refused (garm call), gets dev tokens (garm token,
+// garm idp) and builds and checks catalogues (garm catalogue, the same code
+// as garm-catalogue).
+//
+//	go install github.com/garm-dev/garm/cmd/garm@latest
+//	garm new toolservice hr && cd hr && go tool buf generate && go test ./...
+//	garm dev --catalogue catalogue.yaml --personas personas.yaml
+//	go run . --nats nats://127.0.0.1:4222 --nats-nkey <seed file garm dev printed>
+//	garm call hr.v1.get_employee --as alice '{"employee_id":"e-1"}'
+//
+// It lives at cmd/garm in the repository's one module, so that `go
+// install …/cmd/garm@version` is the whole installation (decision 0047).
+// It is a developer's command: garm dev links the NATS server, and nothing
+// here is for a deployment, whose programs are garmd and the tool services.
+package main

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"errors"
+	"flag"
+	"fmt"
+	"go/format"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime/debug"
+	"strings"
+	"text/template"
+
+	"github.com/garm-dev/garm/annotations"
+	"github.com/garm-dev/garm/third_party/protovalidate"
+)
+
+// scaffoldFiles are the templates of `garm new toolservice`, each at the
+// path it is written to, with .tmpl appended; NAME in a path is the
+// service's name.
+//
+//go:embed scaffold
+var scaffoldFiles embed.FS
+
+// serviceName is what a tool service may be called: a proto package
+// segment and a Go package name at once.
+var serviceName = regexp.MustCompile(`^[a-z][a-z0-9]{0,30}$`)
+
+// scaffold is what the templates are rendered from.
+type scaffold struct {
+	Name        string // hr
+	Package     string // hr.v1
+	Service     string // HrService
+	GoPackage   string // hrv1
+	Module      string // example.com/hr
+	GarmVersion string // the version of garm the go.mod requires
+	Replace     string // a local garm checkout the go.mod replaces garm with; empty: none
+	// BufVersion and ProtobufVersion pin buf and protoc-gen-go, the
+	// versions this repository's Makefile pins.
+	BufVersion, ProtobufVersion string
+}
+
+// The generator versions a scaffold pins: the Makefile's BUF_VERSION and
+// PROTOC_GEN_GO_VERSION (a test holds them equal).
+const (
+	scaffoldBufVersion      = "v1.75.0"
+	scaffoldProtobufVersion = "v1.36.12"
+)
+
+// runNew is `garm new toolservice NAME [--module PATH] [--dir DIR]`.
+func runNew(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "toolservice" {
+		fmt.Fprintln(stderr, "usage: garm new toolservice NAME [--module PATH] [--dir DIR]")
+		return exitUsage
+	}
+	flags := flag.NewFlagSet("garm new toolservice", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	module := flags.String("module", "", "the Go module `path` (default: example.com/NAME)")
+	dir := flags.String("dir", "", "the `directory` to write, which must not exist or be empty (default: ./NAME)")
+	replace := flags.String("replace", "", "replace github.com/garm-dev/garm with this local `checkout` in go.mod (for working on garm itself)")
+	name, rest := leadingArg(args[1:])
+	if err := flags.Parse(rest); errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	} else if err != nil {
+		return exitUsage
+	}
+	if name == "" && flags.NArg() == 1 {
+		name = flags.Arg(0)
+	} else if flags.NArg() > 0 || name == "" {
+		fmt.Fprintln(stderr, "usage: garm new toolservice NAME [--module PATH] [--dir DIR]")
+		return exitUsage
+	}
+	s, err := newScaffold(name, *module, *replace)
+	if err != nil {
+		fmt.Fprintln(stderr, "garm new:", err)
+		return exitUsage
+	}
+	if *dir == "" {
+		*dir = name
+	}
+	if err := s.write(*dir); err != nil {
+		fmt.Fprintln(stderr, "garm new:", err)
+		return exitFailed
+	}
+	fmt.Fprintf(stdout, "wrote the tool service %s (module %s) to %s. Next:\n\n  cd %s\n  go mod tidy\n  go tool buf generate\n  go test ./...\n  garm dev\n", s.Package, s.Module, *dir, *dir)
+	return exitOK
+}
+
+func newScaffold(name, module, replace string) (scaffold, error) {
+	if !serviceName.MatchString(name) {
+		return scaffold{}, fmt.Errorf("the name %q is not a lower-case word of letters and digits (it names the proto package %s.v1 and the Go package)", name, name)
+	}
+	if module == "" {
+		module = "example.com/" + name
+	}
+	if replace != "" {
+		abs, err := filepath.Abs(replace)
+		if err != nil {
+			return scaffold{}, err
+		}
+		replace = abs
+	}
+	return scaffold{
+		Name: name, Package: name + ".v1", Service: strings.ToUpper(name[:1]) + name[1:] + "Service",
+		GoPackage: name + "v1", Module: module, GarmVersion: garmVersion(replace), Replace: replace,
+		BufVersion: scaffoldBufVersion, ProtobufVersion: scaffoldProtobufVersion,
+	}, nil
+}
+
+// garmVersion is the version of garm this command was built from, which
+// the scaffold requires; a build from a checkout has none, and requires a
+// placeholder its replace directive stands for.
+func garmVersion(replace string) string {
+	if info, ok := debug.ReadBuildInfo(); ok && strings.HasPrefix(info.Main.Version, "v") && replace == "" {
+		return info.Main.Version
+	}
+	return "v0.0.0-00010101000000-000000000000"
+}
+
+// write renders every template into dir, then the annotation protos into
+// dir/third_party.
+func (s scaffold) write(dir string) error {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("%s exists and is not empty", dir)
+	}
+	err := fs.WalkDir(scaffoldFiles, "scaffold", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		text, err := scaffoldFiles.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimSuffix(strings.TrimPrefix(path, "scaffold/"), ".tmpl")
+		if rel == "proto/service.proto" {
+			rel = filepath.Join("proto", s.Name, "v1", s.Name+".proto")
+		}
+		var out bytes.Buffer
+		if err := template.Must(template.New(rel).Parse(string(text))).Execute(&out, s); err != nil {
+			return err
+		}
+		data := out.Bytes()
+		if strings.HasSuffix(rel, ".go") {
+			if data, err = format.Source(data); err != nil {
+				return fmt.Errorf("%s: %w", rel, err)
+			}
+		}
+		return writeFile(filepath.Join(dir, rel), data)
+	})
+	if err != nil {
+		return err
+	}
+	for _, src := range []fs.FS{annotations.AuthorProtos, protovalidate.Protos} {
+		if err := copyTree(src, filepath.Join(dir, "third_party")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyTree(src fs.FS, dst string) error {
+	return fs.WalkDir(src, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(src, path)
+		if err != nil {
+			return err
+		}
+		return writeFile(filepath.Join(dst, filepath.FromSlash(path)), data)
+	})
+}
+
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}

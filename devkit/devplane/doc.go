@@ -1,0 +1,37 @@
+// Package devplane runs the whole garm plane in one process, on loopback
+// only (SPEC 8), on any catalogue: an embedded NATS server with JetStream
+// and everything garmd writes to (the GARM_LEDGER, GARM_AUDIT and
+// GARM_NOTIFY streams and the GARM_GRANTS_SPENT bucket), the dev identity
+// provider with a persona file, garmd with approval grants, the ledger
+// stream, the audit sink, notify and MCP on, and optionally tool services
+// in the same process. It is what `garm dev` and `make dev` (the bank tour,
+// examples/devstack) are built on.
+//
+// The bus is secured as a deployment's should be (decision 0040): the
+// embedded server admits only nkey users, garmd, one per tool package, an
+// agent with no rights and the plane itself as the operator that creates
+// the streams, each with the permissions natsperm derives from the
+// catalogue; every part connects as its own user, from a seed file in the
+// plane's temporary directory. A tool author's own process connects with
+// its package's seed (garmtool.BusFlags).
+//
+// Reload builds the catalogue again from its manifest and serves it only if
+// it compiles and lints; Watch calls it when the manifest or its protos
+// change. A reload admits the identities the new catalogue implies and
+// restarts garmd at the same addresses.
+//
+// The dev endpoint (Options.DevListen) answers GET /ledger/<event id> with
+// that call's ledger row, error_detail included: the one place a tool
+// author sees why a call was refused, since refusal reasons never reach the
+// wire. It exists here only, on loopback.
+//
+// What it owns: wiring the parts together for a developer's machine. What
+// it refuses: to bind anything beyond loopback. What is deliberately not
+// here: any configuration a deployment needs. The hash-redaction key is
+// random per run and lives in a file only the owner reads; the identity
+// provider's signing key lives only in memory, and its issuer does not
+// resolve, so nothing the plane signs is trusted anywhere else.
+//
+// It links the NATS server, which the layout rule allows only here, in
+// garmtooltest, and in the commands built on it (decision 0047).
+package devplane
