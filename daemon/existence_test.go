@@ -110,3 +110,15 @@ func TestAnAnswerHoldsOnlyWhatTheCallerMayRead(t *testing.T) {
 		t.Errorf("the analyst's redaction count is %d", row.GetRedactionCount())
 	}
 }
+
+func TestWithoutMCPItsPathsAnswerAsAMissingRoute(t *testing.T) {
+	s := startStack(t) // --mcp off
+	token := s.token("support")
+	missing := s.post("/fix.v1.Records/Nope", token, `{}`)
+	for _, path := range []string{"/mcp", "/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"} {
+		ans := s.post(path, token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+		if ans.status != missing.status || string(ans.body) != string(missing.body) || !sameHeaders(ans.header, missing.header) {
+			t.Errorf("%s: %d %s, a missing route: %d %s", path, ans.status, ans.body, missing.status, missing.body)
+		}
+	}
+}

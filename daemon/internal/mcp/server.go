@@ -240,6 +240,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 
 	gen := s.chain.Serving.Load()
 	if gen == nil {
+		s.recordRefusal(start, nil, nil, "", deny.Fail(deny.NoCatalogue, "no_catalogue", "no catalogue generation is serving"))
 		writeError(w, nil, errUnavailable)
 		return
 	}
@@ -411,7 +412,9 @@ func (s *Server) recordRefusal(start time.Time, gen *catalogue.Generation, p *ca
 	id := rowstep.NewEventID(start)
 	row := rowstep.Open(id, start, Path, s.chain.Version)
 	rowstep.Surface(row, chain.SurfaceMCP, clientName)
-	row.CatalogueDigest = gen.Digest
+	if gen != nil {
+		row.CatalogueDigest = gen.Digest
+	}
 	if p != nil {
 		rowstep.Principal(row, p)
 	}
