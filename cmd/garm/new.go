@@ -17,8 +17,11 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/bufbuild/protocompile"
 	"github.com/garm-dev/garm/annotations"
+	"github.com/garm-dev/garm/protoc-gen-garm/generate"
 	"github.com/garm-dev/garm/third_party/protovalidate"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // scaffoldFiles are the templates of `garm new toolservice`, each at the
@@ -54,7 +57,7 @@ const (
 )
 
 // runNew is `garm new toolservice NAME [--module PATH] [--dir DIR]`.
-func runNew(_ context.Context, args []string, stdout, stderr io.Writer) int {
+func runNew(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "toolservice" {
 		fmt.Fprintln(stderr, "usage: garm new toolservice NAME [--module PATH] [--dir DIR]")
 		return exitUsage
@@ -88,7 +91,11 @@ func runNew(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "garm new:", err)
 		return exitFailed
 	}
-	fmt.Fprintf(stdout, "wrote the tool service %s (module %s) to %s. Next:\n\n  cd %s\n  go mod tidy\n  go tool buf generate\n  go test ./...\n  garm dev\n", s.Package, s.Module, *dir, *dir)
+	if err := s.generate(ctx, *dir, stderr); err != nil {
+		fmt.Fprintln(stderr, "garm new:", err)
+		return exitFailed
+	}
+	fmt.Fprintf(stdout, "wrote the tool service %s (module %s) to %s, its generated code in gen/. Next:\n\n  cd %s\n  go mod tidy\n  go test ./...\n  garm dev\n\nAfter editing the .proto, `go tool buf generate` regenerates gen/.\n", s.Package, s.Module, *dir, *dir)
 	return exitOK
 }
 
@@ -158,6 +165,37 @@ func (s scaffold) write(dir string) error {
 	}
 	for _, src := range []fs.FS{annotations.AuthorProtos, protovalidate.Protos} {
 		if err := copyTree(src, filepath.Join(dir, "third_party")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// generate writes into dir/gen what `go tool buf generate` would with
+// the scaffold's buf.gen.yaml, by running protoc-gen-go and protoc-gen-garm
+// in process on the proto compiled from dir/proto and dir/third_party
+// (decision 0049).
+func (s scaffold) generate(ctx context.Context, dir string, diagnostics io.Writer) error {
+	compiler := protocompile.Compiler{
+		Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
+			ImportPaths: []string{filepath.Join(dir, "proto"), filepath.Join(dir, "third_party")},
+		}),
+		SourceInfoMode: protocompile.SourceInfoStandard,
+	}
+	compiled, err := compiler.Compile(ctx, s.Name+"/v1/"+s.Name+".proto")
+	if err != nil {
+		return fmt.Errorf("compiling the scaffold's proto: %w", err)
+	}
+	files := make([]protoreflect.FileDescriptor, len(compiled))
+	for i, f := range compiled {
+		files[i] = f
+	}
+	generated, err := generate.GoAndGarm(files, "paths=source_relative", diagnostics)
+	if err != nil {
+		return err
+	}
+	for _, f := range generated {
+		if err := writeFile(filepath.Join(dir, "gen", filepath.FromSlash(f.Name)), []byte(f.Content)); err != nil {
 			return err
 		}
 	}

@@ -17,7 +17,8 @@ const ListToolsRoute = "/garm.v1.ToolCatalogService/ListTools"
 
 // genericQuickStartText is printed by `garm dev` for any catalogue. Every
 // command is copy-pasteable into a POSIX shell and prints the status and
-// the answer.
+// the answer as pretty JSON: curl writes the status to stderr so that jq
+// reads the answer alone.
 var genericQuickStartText = template.Must(template.New("quickstart").Parse(`
 garm dev is up on loopback: garmd serves the catalogue {{.Catalogue}} ({{.ToolCount}} tools),
 with approval grants, the ledger stream, the audit sink and notify on.
@@ -37,7 +38,7 @@ Personas: {{.Users}}{{if .Agents}}; agents: {{.Agents}}{{end}}.
 garm token {{.First}}
 TOKEN=$(curl -s '{{.URLs.IdP}}/token?user={{.First}}')
 # What {{.First}} may call:
-curl -s -w '\nHTTP %{http_code}\n' {{.URLs.Garmd}}{{.ListRoute}} -H "Authorization: Bearer $TOKEN" \
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.ListRoute}} -H "Authorization: Bearer $TOKEN" \
   -H 'Content-Type: application/json' -d '{}' | jq .
 {{range .Calls}}
 # {{.Tool}}{{if .Description}}: {{.Description}}{{end}}

@@ -16,8 +16,9 @@ import (
 )
 
 // quickStartText is what the dev stack prints once it is ready. Every
-// command is copy-pasteable into a POSIX shell; the line after each call to
-// garmd says what it answers, and a test runs every command against a live
+// command is copy-pasteable into a POSIX shell; each call to garmd prints its
+// HTTP status (on stderr) and the answer through jq, the line after it says
+// what it answers, and a test runs every command against a live
 // stack and holds it to that line.
 var quickStartText = template.Must(template.New("quickstart").Parse(`
 garm dev stack is up: garmd serves the example bank and the calculator, with approval grants,
@@ -35,63 +36,73 @@ Personas: {{.Users}}, and the agent {{.Agent}}, which acts for {{.Support}}
 
 # A token for {{.Support}}, and the tools {{.Support}} may call:
 TOKEN=$(curl -s '{{.URLs.IdP}}/token?user={{.Support}}')
-curl -s -w '\n' {{.URLs.Garmd}}{{.ListRoute}} -H "Authorization: Bearer $TOKEN" \
-  -H 'Content-Type: application/json' -d '{}'
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.ListRoute}} -H "Authorization: Bearer $TOKEN" \
+  -H 'Content-Type: application/json' -d '{}' | jq .
 #   -> 200
 
 # {{.CustomerTool}} as {{.Support}}: the email cut to its domain, no national id.
-curl -s -w '\n' {{.URLs.Garmd}}{{.CustomerRoute}} -H "Authorization: Bearer $TOKEN" \
-  -H 'Content-Type: application/json' -d '{{.CustomerBody}}'
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.CustomerRoute}} -H "Authorization: Bearer $TOKEN" \
+  -H 'Content-Type: application/json' -d '{{.CustomerBody}}' | jq .
 #   -> 200
 # The same as {{.Analyst}}: the whole record.
 ANALYST=$(curl -s '{{.URLs.IdP}}/token?user={{.Analyst}}')
-curl -s -w '\n' {{.URLs.Garmd}}{{.CustomerRoute}} -H "Authorization: Bearer $ANALYST" \
-  -H 'Content-Type: application/json' -d '{{.CustomerBody}}'
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.CustomerRoute}} -H "Authorization: Bearer $ANALYST" \
+  -H 'Content-Type: application/json' -d '{{.CustomerBody}}' | jq .
 #   -> 200
-# As {{.Outsider}}, who may not see the tool: the answer of a route that does not exist.
+# {{.Outsider}} holds no compartment: the listing shows only the calculator's public tools,
 OUTSIDER=$(curl -s '{{.URLs.IdP}}/token?user={{.Outsider}}')
-curl -s -w '\n' {{.URLs.Garmd}}{{.CustomerRoute}} -H "Authorization: Bearer $OUTSIDER" \
-  -H 'Content-Type: application/json' -d '{{.CustomerBody}}'
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.ListRoute}} -H "Authorization: Bearer $OUTSIDER" \
+  -H 'Content-Type: application/json' -d '{}' | jq .
+#   -> 200
+# and {{.CustomerTool}}, which {{.Outsider}} may not see, answers as a route that does not exist.
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.CustomerRoute}} -H "Authorization: Bearer $OUTSIDER" \
+  -H 'Content-Type: application/json' -d '{{.CustomerBody}}' | jq .
 #   -> 404 not_found
+
+# The agent {{.Agent}} acting for {{.Support}}: a token naming both, and no more than {{.Support}} sees.
+AGENT=$(curl -s '{{.URLs.IdP}}/token?user={{.Support}}&as={{.Agent}}')
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.CustomerRoute}} -H "Authorization: Bearer $AGENT" \
+  -H 'Content-Type: application/json' -d '{{.CustomerBody}}' | jq .
+#   -> 200
 
 # {{.PaymentTool}} needs a human's approval of exactly this payment, by somebody other than
 # the caller (four eyes). Without one, {{.Treasurer}} is told which fields the approver must see:
 TREASURER=$(curl -s '{{.URLs.IdP}}/token?user={{.Treasurer}}')
-curl -s -w '\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" \
-  -H 'Content-Type: application/json' -d '{{.PaymentBody}}'
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" \
+  -H 'Content-Type: application/json' -d '{{.PaymentBody}}' | jq .
 #   -> 403 grant_required
 # {{.Treasurer}} holds what an approver must, but a grant they sign for their own payment is refused:
 SELF=$(curl -s -X POST {{.URLs.IdP}}/grant -H 'Content-Type: application/json' \
   -d '{{.SelfGrantBody}}')
-curl -s -w '\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Grant: $SELF" \
-  -H 'Content-Type: application/json' -d '{{.PaymentBody}}'
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Grant: $SELF" \
+  -H 'Content-Type: application/json' -d '{{.PaymentBody}}' | jq .
 #   -> 403 permission_denied
 # {{.Approver}} approves those fields' values for {{.Treasurer}}; the IdP signs a grant over their digest:
 GRANT=$(curl -s -X POST {{.URLs.IdP}}/grant -H 'Content-Type: application/json' \
   -d '{{.GrantBody}}')
 # The grant names the account that pays: the same payment from {{.OtherAccount}} is refused.
-curl -s -w '\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Grant: $GRANT" \
-  -H 'Content-Type: application/json' -d '{{.OtherAccountPaymentBody}}'
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Grant: $GRANT" \
+  -H 'Content-Type: application/json' -d '{{.OtherAccountPaymentBody}}' | jq .
 #   -> 403 permission_denied
 # With the grant, the payment is made:
-curl -s -w '\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Grant: $GRANT" \
-  -H 'Content-Type: application/json' -d '{{.PaymentBody}}'
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Grant: $GRANT" \
+  -H 'Content-Type: application/json' -d '{{.PaymentBody}}' | jq .
 #   -> 200
 # Once: sent again, the spent grant is refused.
-curl -s -w '\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Grant: $GRANT" \
-  -H 'Content-Type: application/json' -d '{{.PaymentBody}}'
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Grant: $GRANT" \
+  -H 'Content-Type: application/json' -d '{{.PaymentBody}}' | jq .
 #   -> 403 permission_denied
 
-Every call to garmd above but the listing writes one ledger row to GARM_LEDGER; run with
+Every call to garmd above but the listings writes one ledger row to GARM_LEDGER; run with
 --ledger to watch them land. Ctrl-C stops everything.
 
 # MCP: garmd speaks the Model Context Protocol at {{.URLs.MCP}} (Streamable HTTP).
 # Each caller sees its own tools/list; every tools/call runs the same chain and writes
 # the same ledger row (surface "mcp"). A token for the agent acting for {{.Support}}:
 MCP_TOKEN=$(curl -s '{{.URLs.IdP}}/token?user={{.Support}}&as={{.Agent}}')
-curl -s -w '\n' {{.URLs.MCP}} -H "Authorization: Bearer $MCP_TOKEN" \
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.MCP}} -H "Authorization: Bearer $MCP_TOKEN" \
   -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-  -d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+  -d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' | jq .
 #   -> 200
 # Claude Code:
 claude mcp add --transport http garm {{.URLs.MCP}} --header "Authorization: Bearer $MCP_TOKEN"

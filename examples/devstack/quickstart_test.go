@@ -103,6 +103,14 @@ func TestEveryQuickStartCommandRuns(t *testing.T) {
 			t.Errorf("%q is not followed by the line saying what it answers", line)
 			continue
 		}
+		if !cmd.pretty || !slices.Contains(words, statusFormat) {
+			t.Errorf("%q does not print its HTTP status (-w %q) and pretty JSON (| jq .)", line, statusFormat)
+		}
+		if req.URL.Path == listToolsRoute && strings.Contains(line, "$OUTSIDER") {
+			if !strings.Contains(a.body, `"calc.v1.`) || strings.Contains(a.body, `"accounts.v1.`) {
+				t.Errorf("the outsider's listing is not the calculator's public tools alone: %s", a.body)
+			}
+		}
 		if a.status != cmd.wantStatus {
 			t.Errorf("%q answered %d %s; the quick-start says %d", line, a.status, a.body, cmd.wantStatus)
 		}
@@ -121,11 +129,16 @@ func TestEveryQuickStartCommandRuns(t *testing.T) {
 // command is one shell command of the quick-start: an assignment from a
 // command substitution, VAR=$(curl …), or a bare curl with what it answers.
 type command struct {
-	line       string // the curl command, continuations joined
+	line       string // the curl command, continuations joined, without | jq .
 	assigns    string // the variable assigned, or ""
+	pretty     bool   // piped to jq .
 	wantStatus int
 	wantCode   string
 }
+
+// statusFormat is the -w of every call: the status on stderr, so that the
+// answer alone reaches jq.
+const statusFormat = `%{stderr}HTTP %{http_code}\n`
 
 var (
 	assignment = regexp.MustCompile(`^([A-Z_][A-Z0-9_]*)=\$\((.*)\)$`)
@@ -152,6 +165,7 @@ func commands(t *testing.T, text string) []command {
 			line = strings.TrimSuffix(line, `\`) + " " + strings.TrimSpace(lines[i])
 		}
 		cmd := command{line: line}
+		cmd.line, cmd.pretty = strings.CutSuffix(cmd.line, " | jq .")
 		if m := assignment.FindStringSubmatch(line); m != nil {
 			cmd.assigns, cmd.line = m[1], m[2]
 		}
