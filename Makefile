@@ -112,6 +112,10 @@ catalogue: garm-catalogue ## Build the calculator's catalogue artifact into .tmp
 dev: ## Run the whole plane locally (NATS, the dev IdP, the bank and calculator tools, garmd) and print a quick-start.
 	go run ./examples/devstack $(ARGS)
 
+.PHONY: cluster
+cluster: ## Run the same plane as a cluster on loopback (three NATS nodes, R3 state, two garmd replicas behind a round-robin front) and print a quick-start with node stop/start commands.
+	go run ./examples/devstack --cluster $(ARGS)
+
 .PHONY: build
 build: ## Build every package and command.
 	go build ./...
