@@ -108,6 +108,9 @@ func (o Options) Validate() error {
 	if o.Personas == "" {
 		problems = append(problems, errors.New("--personas: no persona file named"))
 	}
+	if o.Nodes > 1 && o.DevListen == "" {
+		problems = append(problems, errors.New("--dev-listen: a cluster's nodes are stopped and started through the dev endpoint; give it an address"))
+	}
 	return errors.Join(problems...)
 }
 
