@@ -113,6 +113,10 @@ dev: ## Run the whole plane locally (NATS, the dev IdP, the bank and calculator 
 	@echo "building the dev stack: the first build compiles garmd, the embedded NATS server and their dependencies, minutes on two busy cores, silent until it is done; later runs start in seconds"
 	go run ./examples/devstack $(ARGS)
 
+.PHONY: cluster
+cluster: ## Run the same plane as a cluster on loopback (three NATS nodes, R3 state, two garmd replicas behind a round-robin front) and print a quick-start with node stop/start commands.
+	go run ./examples/devstack --cluster $(ARGS)
+
 .PHONY: build
 build: ## Build every package and command.
 	go build ./...

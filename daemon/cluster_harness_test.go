@@ -223,7 +223,8 @@ func (p *clusterPlane) accountFor(t *testing.T, all ...*answers) accounting {
 }
 
 // load calls path through base from workers goroutines until stop is
-// closed; each call's answer goes to into.
+// closed; each call's answer goes to into. After a transport failure a
+// worker waits a moment before it calls again.
 func (p *clusterPlane) load(wg *sync.WaitGroup, stop <-chan struct{}, workers int, base, path, token, body string, into *answers) {
 	for range workers {
 		wg.Go(func() {
@@ -236,6 +237,13 @@ func (p *clusterPlane) load(wg *sync.WaitGroup, stop <-chan struct{}, workers in
 				sent := time.Now()
 				ans, err := p.postTo(base, path, token, body)
 				into.add(sent, ans, err)
+				if err != nil {
+					// A replica that stopped refuses at once; do not spin.
+					select {
+					case <-stop:
+					case <-time.After(10 * time.Millisecond):
+					}
+				}
 			}
 		})
 	}

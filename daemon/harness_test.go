@@ -274,6 +274,8 @@ type answer struct {
 	status int
 	header http.Header
 	body   []byte
+	// received is when the answer's body had been read.
+	received time.Time
 }
 
 func (a *answer) eventID() string { return a.header.Get("Garm-Event-Id") }
@@ -312,7 +314,7 @@ func (s *stack) postTo(base, path, token, body string, header ...string) (*answe
 	if err != nil {
 		return nil, err
 	}
-	return &answer{status: resp.StatusCode, header: resp.Header, body: data}, nil
+	return &answer{status: resp.StatusCode, header: resp.Header, body: data, received: time.Now()}, nil
 }
 
 func (s *stack) do(req *http.Request) *answer {

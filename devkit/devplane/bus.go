@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	garmd "github.com/garm-dev/garm/daemon"
@@ -25,10 +27,20 @@ const SpentGrantTTL = time.Hour
 // connections and shut down.
 const busReadyTimeout = 10 * time.Second
 
-// bus is the embedded NATS server with JetStream.
+// bus is the embedded NATS server with JetStream, or a cluster of them on
+// loopback.
 type bus struct {
-	srv  *server.Server
+	nodes []*node
+	// url is every node's client URL, a seed list when there are several.
+	url string
+}
+
+// node is one embedded server; srv is nil while it is stopped.
+type node struct {
+	mu   sync.Mutex
+	name string
 	opts *server.Options
+	srv  *server.Server
 	url  string
 }
 
@@ -36,22 +48,9 @@ type bus struct {
 // port 0 picks a free one), with JetStream keeping its store in storeDir,
 // admitting only users, each with its permissions.
 func startBus(addr, storeDir string, users []*server.NkeyUser) (*bus, error) {
-	host, portText, err := net.SplitHostPort(addr)
+	host, port, err := listenPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("--nats-listen %s: %w", addr, err)
-	}
-	port, err := strconv.Atoi(portText)
-	if err != nil {
-		return nil, fmt.Errorf("--nats-listen %s: the port is not a number", addr)
-	}
-	if port == 0 {
-		port = server.RANDOM_PORT // nats-server reads 0 as its default port
-	} else if l, err := net.Listen("tcp", addr); err != nil {
-		// The embedded server reports a taken port only by never becoming
-		// ready; say so at once.
-		return nil, fmt.Errorf("--nats-listen: %w", err)
-	} else {
-		l.Close()
+		return nil, err
 	}
 	opts := &server.Options{
 		ServerName: "garm-dev",
@@ -63,43 +62,113 @@ func startBus(addr, storeDir string, users []*server.NkeyUser) (*bus, error) {
 		NoSigs:     true,
 		Nkeys:      users,
 	}
-	srv, err := server.NewServer(opts.Clone())
+	n := &node{name: opts.ServerName, opts: opts}
+	if err := n.start(); err != nil {
+		return nil, fmt.Errorf("--nats-listen %s: %w", addr, err)
+	}
+	return &bus{nodes: []*node{n}, url: n.url}, nil
+}
+
+// listenPort checks addr and answers the port to give the embedded server:
+// RANDOM_PORT for 0, which nats-server would read as its default port.
+func listenPort(addr string) (string, int, error) {
+	host, portText, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("embedded NATS server: %w", err)
+		return "", 0, fmt.Errorf("--nats-listen %s: %w", addr, err)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil {
+		return "", 0, fmt.Errorf("--nats-listen %s: the port is not a number", addr)
+	}
+	if port == 0 {
+		return host, server.RANDOM_PORT, nil
+	}
+	// The embedded server reports a taken port only by never becoming
+	// ready; say so at once.
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("--nats-listen: %w", err)
+	}
+	l.Close()
+	return host, port, nil
+}
+
+// start starts the node on its options and waits, bounded, until it takes
+// connections on loopback.
+func (n *node) start() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.srv != nil {
+		return nil
+	}
+	srv, err := server.NewServer(n.opts.Clone())
+	if err != nil {
+		return fmt.Errorf("embedded NATS server %s: %w", n.name, err)
 	}
 	go srv.Start()
 	if !srv.ReadyForConnections(busReadyTimeout) {
 		srv.Shutdown()
-		return nil, fmt.Errorf("--nats-listen %s: the embedded NATS server did not accept connections within %s (is the port taken?)", addr, busReadyTimeout)
+		return fmt.Errorf("the embedded NATS server %s did not accept connections within %s (is the port taken?)", n.name, busReadyTimeout)
 	}
-	b := &bus{srv: srv, opts: opts}
 	bound, ok := srv.Addr().(*net.TCPAddr)
 	if !ok || !bound.IP.IsLoopback() {
-		b.close()
-		return nil, fmt.Errorf("--nats-listen %s: bound %v, which is not loopback", addr, srv.Addr())
+		shutdown(srv)
+		return fmt.Errorf("the embedded NATS server %s bound %v, which is not loopback", n.name, srv.Addr())
 	}
-	b.url = "nats://" + bound.String()
-	return b, nil
-}
-
-// admit replaces the users the server admits, and their permissions, as a
-// configuration reload would: connections of users still admitted stay.
-func (b *bus) admit(users []*server.NkeyUser) error {
-	opts := b.opts.Clone()
-	opts.Nkeys = users
-	opts.Port = b.srv.Addr().(*net.TCPAddr).Port
-	if err := b.srv.ReloadOptions(opts); err != nil {
-		return fmt.Errorf("the bus's users: %w", err)
-	}
-	b.opts = opts
+	// A restart binds the same port.
+	n.opts.Port = bound.Port
+	n.srv, n.url = srv, "nats://"+bound.String()
 	return nil
 }
 
-// close shuts the server down and waits, bounded, until it has.
+// stop shuts the node down and waits, bounded, until it has.
+func (n *node) stop() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.srv != nil {
+		shutdown(n.srv)
+		n.srv = nil
+	}
+}
+
+// admit replaces the users the server admits, and their permissions, as a
+// configuration reload would: connections of users still admitted stay. A
+// stopped node admits them when it starts again.
+func (n *node) admit(users []*server.NkeyUser) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	opts := n.opts.Clone()
+	opts.Nkeys = users
+	if n.srv != nil {
+		if err := n.srv.ReloadOptions(opts); err != nil {
+			return fmt.Errorf("the bus's users on %s: %w", n.name, err)
+		}
+	}
+	n.opts = opts
+	return nil
+}
+
+// admit replaces the users every node admits.
+func (b *bus) admit(users []*server.NkeyUser) error {
+	var errs []error
+	for _, n := range b.nodes {
+		errs = append(errs, n.admit(users))
+	}
+	return errors.Join(errs...)
+}
+
+// close shuts every node down.
 func (b *bus) close() {
-	b.srv.Shutdown()
+	for _, n := range b.nodes {
+		n.stop()
+	}
+}
+
+// shutdown shuts srv down and waits, bounded, until it has.
+func shutdown(srv *server.Server) {
+	srv.Shutdown()
 	done := make(chan struct{})
-	go func() { b.srv.WaitForShutdown(); close(done) }()
+	go func() { srv.WaitForShutdown(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(busReadyTimeout):
@@ -110,14 +179,32 @@ func (b *bus) close() {
 // authenticated with the nkey seed in seedFile, the way a tool command's
 // --nats-nkey flag would.
 func (b *bus) connect(name, seedFile string, extra ...nats.Option) (*nats.Conn, error) {
-	secured, err := garmtool.BusFlags{URL: b.url, NKey: seedFile}.ConnectOptions()
+	return b.connectFirst(0, name, seedFile, extra...)
+}
+
+// seedsFrom is the seed list with node i first and the others after it.
+func (b *bus) seedsFrom(i int) string {
+	urls := make([]string, 0, len(b.nodes))
+	for j := range b.nodes {
+		urls = append(urls, b.nodes[(i+j)%len(b.nodes)].url)
+	}
+	return strings.Join(urls, ",")
+}
+
+// connectFirst is connect, trying node i (modulo the nodes) first: the
+// dev plane spreads its parts over a cluster's nodes this way. Once
+// connected, a client learns every node from the cluster and reconnects to
+// another when its own stops.
+func (b *bus) connectFirst(i int, name, seedFile string, extra ...nats.Option) (*nats.Conn, error) {
+	seeds := b.seedsFrom(i % len(b.nodes))
+	secured, err := garmtool.BusFlags{URL: seeds, NKey: seedFile}.ConnectOptions()
 	if err != nil {
 		return nil, fmt.Errorf("connecting %s: %w", name, err)
 	}
-	opts := append(secured, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
-	nc, err := nats.Connect(b.url, append(opts, extra...)...)
+	opts := append(secured, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond), nats.DontRandomize())
+	nc, err := nats.Connect(seeds, append(opts, extra...)...)
 	if err != nil {
-		return nil, fmt.Errorf("connecting %s to %s: %w", name, b.url, err)
+		return nil, fmt.Errorf("connecting %s to %s: %w", name, seeds, err)
 	}
 	return nc, nil
 }
@@ -126,12 +213,15 @@ func (b *bus) connect(name, seedFile string, extra ...nats.Option) (*nats.Conn, 
 // 7.10): the ledger, audit and notify streams and the spent-grant bucket.
 // Each is created or brought to this configuration, so a reused --data
 // directory starts the same way a fresh one does.
-func createStreams(ctx context.Context, js jetstream.JetStream) error {
+// replicas is how many copies JetStream keeps of each: 1 on a single
+// server, 3 on a cluster.
+func createStreams(ctx context.Context, js jetstream.JetStream, replicas int) error {
 	streams := []jetstream.StreamConfig{
 		{
 			Name:     wire.LedgerStream,
 			Subjects: []string{wire.LedgerStreamSubjects},
 			Storage:  jetstream.FileStorage,
+			Replicas: replicas,
 		},
 		{
 			// The audit sink asserts indefinite retention: no max age, and a
@@ -141,11 +231,13 @@ func createStreams(ctx context.Context, js jetstream.JetStream) error {
 			Storage:  jetstream.FileStorage,
 			Discard:  jetstream.DiscardNew,
 			MaxAge:   0,
+			Replicas: replicas,
 		},
 		{
 			Name:     wire.NotifyStream,
 			Subjects: []string{wire.NotifyStreamSubjects},
 			Storage:  jetstream.FileStorage,
+			Replicas: replicas,
 		},
 	}
 	var errs []error
@@ -159,9 +251,10 @@ func createStreams(ctx context.Context, js jetstream.JetStream) error {
 	// not be.
 	if _, err := js.KeyValue(ctx, wire.GrantsSpentBucket); errors.Is(err, jetstream.ErrBucketNotFound) {
 		if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:  wire.GrantsSpentBucket,
-			TTL:     SpentGrantTTL,
-			Storage: jetstream.FileStorage,
+			Bucket:   wire.GrantsSpentBucket,
+			TTL:      SpentGrantTTL,
+			Storage:  jetstream.FileStorage,
+			Replicas: replicas,
 		}); err != nil {
 			errs = append(errs, fmt.Errorf("creating bucket %s: %w", wire.GrantsSpentBucket, err))
 		}

@@ -104,7 +104,8 @@ type Route struct {
 // the row as JSON, 404 when it has not landed (within wait); and GET
 // /tools: every tool of the catalogue served with its route, whoever may
 // see it, so that `garm call` can call a tool its persona may not see and
-// show why it was refused. The endpoint
+// show why it was refused. On a cluster it also answers POST
+// /nodes/<n>/stop and /nodes/<n>/start (StopNode, StartNode). The endpoint
 // exists only in the dev plane, on loopback; a deployment reads its ledger
 // from the stream.
 func (s *Plane) startDevEndpoint(addr string) error {
@@ -118,6 +119,9 @@ func (s *Plane) startDevEndpoint(addr string) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /ledger/{id}", s.serveRow)
 	mux.HandleFunc("GET /tools", s.serveTools)
+	if len(s.bus.nodes) > 1 {
+		mux.HandleFunc("POST /nodes/{n}/{action}", s.serveNode)
+	}
 	s.devSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	s.urls.Dev = "http://" + l.Addr().String()
 	go func() {

@@ -20,6 +20,17 @@
 // change. A reload admits the identities the new catalogue implies and
 // restarts garmd at the same addresses.
 //
+// Options.Nodes and Options.Replicas make the plane a cluster, still in
+// one process (`make cluster`): several embedded servers clustered on
+// loopback, every stream and the bucket with one replica per node (at most
+// three) and garmd started with --min-replicas to match, the tool services
+// spread over the nodes, and several garmd replicas behind a round-robin
+// reverse proxy (net/http/httputil) on Options.Listen. StopNode and
+// StartNode, and POST /nodes/<n>/stop|start on the dev endpoint, stop and
+// start one node, as a node failing and coming back would. It exists to
+// watch the plane keep serving through a node loss; the nodes are not
+// separate processes (decision 0046).
+//
 // The dev endpoint (Options.DevListen) answers GET /ledger/<event id> with
 // that call's ledger row, error_detail included: the one place a tool
 // author sees why a call was refused, since refusal reasons never reach the

@@ -61,6 +61,16 @@ type Options struct {
 	Verbose bool
 	// Logs receives every component's log lines; nil is standard error.
 	Logs io.Writer
+	// Nodes is how many NATS servers the bus is: 0 or 1 a single one on
+	// NATSListen; more a cluster on loopback, the first on NATSListen and
+	// the others on free ports, every stream and the bucket with one
+	// replica per node (at most 3), which garmd checks at startup.
+	Nodes int
+	// Replicas is how many garmd replicas serve the plane: 0 or 1 one on
+	// Listen and AdminListen; more each on free loopback ports behind a
+	// round-robin reverse proxy on Listen, the first one's admin listener
+	// on AdminListen.
+	Replicas int
 	// Ledger, when set, receives one line per ledger row as it lands on
 	// GARM_LEDGER (--ledger).
 	Ledger io.Writer
@@ -97,6 +107,9 @@ func (o Options) Validate() error {
 	}
 	if o.Personas == "" {
 		problems = append(problems, errors.New("--personas: no persona file named"))
+	}
+	if o.Nodes > 1 && o.DevListen == "" {
+		problems = append(problems, errors.New("--dev-listen: a cluster's nodes are stopped and started through the dev endpoint; give it an address"))
 	}
 	return errors.Join(problems...)
 }
@@ -147,8 +160,17 @@ type URLs struct {
 	Admin string
 	// IdP is the dev identity provider.
 	IdP string
-	// NATS is the embedded NATS server, nats://host:port.
+	// NATS is the embedded NATS server, nats://host:port; on a cluster,
+	// every node's URL, a seed list.
 	NATS string
+	// Nodes are the cluster's nodes' client URLs, node 1 first; one on a
+	// single server.
+	Nodes []string
+	// Replicas are the garmd replicas' tool planes behind the front at
+	// Garmd; Garmd itself when there is one.
+	Replicas []string
+	// ReplicaAdmins are the replicas' admin listeners, in the same order.
+	ReplicaAdmins []string
 	// Dev is the dev plane's own endpoint: GET /ledger/<event id>.
 	Dev string
 	// NATSSeeds is the directory holding the nkey seed of each identity

@@ -107,7 +107,8 @@ func GenericQuickStart(c *builder.Catalogue, personas *idp.Personas, urls URLs) 
 	if err := genericQuickStartText.Execute(&out, q); err != nil {
 		return "", err
 	}
-	return out.String(), nil
+	cluster, err := ClusterQuickStart(urls)
+	return out.String() + cluster, err
 }
 
 // oneLine is a JSON text compacted onto one line, when it is JSON and can

@@ -10,14 +10,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/garm-dev/garm/catalogue-builder/builder"
 	"github.com/garm-dev/garm/catalogue-builder/natsperm"
-	garmd "github.com/garm-dev/garm/daemon"
 	"github.com/garm-dev/garm/devkit/idp"
 	"github.com/garm-dev/garm/runtime/garmtool"
 	"github.com/nats-io/nats.go"
@@ -59,8 +57,9 @@ type Plane struct {
 	reloadMu sync.Mutex // one Reload at a time
 	daemonMu sync.Mutex // the daemon fields below, swapped by Reload
 
-	stopDaemon context.CancelFunc
-	daemonDone chan error // as service.done
+	daemons  []*daemonRun // one per garmd replica, swapped by Reload
+	front    *front       // before the replicas when there are several
+	frontURL string
 
 	closing  atomic.Bool
 	stopOnce sync.Once
@@ -201,10 +200,18 @@ func (s *Plane) startBus(ctx context.Context, o Options) error {
 		return fmt.Errorf("--data: %w", err)
 	}
 	var err error
-	if s.bus, err = startBus(o.NATSListen, storeDir, s.ids.users); err != nil {
+	if o.Nodes > 1 {
+		s.bus, err = startClusterBus(o.NATSListen, storeDir, o.Nodes, s.ids.users)
+	} else {
+		s.bus, err = startBus(o.NATSListen, storeDir, s.ids.users)
+	}
+	if err != nil {
 		return err
 	}
 	s.urls.NATS = s.bus.url
+	for _, n := range s.bus.nodes {
+		s.urls.Nodes = append(s.urls.Nodes, n.url)
+	}
 	if s.busConn, err = s.bus.connect("garm dev", s.ids.seeds[OperatorIdentity]); err != nil {
 		return err
 	}
@@ -214,8 +221,15 @@ func (s *Plane) startBus(ctx context.Context, o Options) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
-	return createStreams(ctx, js)
+	if err := waitForJetStream(ctx, js); err != nil {
+		return err
+	}
+	return createStreams(ctx, js, s.streamReplicas())
 }
+
+// streamReplicas is how many replicas each stream and the bucket has: one
+// per node, at most 3.
+func (s *Plane) streamReplicas() int { return min(len(s.bus.nodes), 3) }
 
 // startServices runs the in-process tool services on the bus, each
 // connected as its package's identity, and waits until every one serves.
@@ -255,7 +269,8 @@ func (s *Plane) run(svc *service) error {
 	if err != nil {
 		return fmt.Errorf("the %s service: %w", svc.name, err)
 	}
-	if svc.conn, err = s.bus.connect("garm dev "+svc.name, seed); err != nil {
+	// On a cluster the services are spread over the nodes in turn.
+	if svc.conn, err = s.bus.connectFirst(len(s.services), "garm dev "+svc.name, seed); err != nil {
 		return err
 	}
 	runCtx, stop := context.WithCancel(context.Background())
@@ -270,72 +285,6 @@ func (s *Plane) run(svc *service) error {
 		svc.done <- err
 	}()
 	return nil
-}
-
-// startDaemon starts garmd on the artifact at cataloguePath, trusting the
-// dev IdP for tokens and grants, with the ledger stream, the audit sink,
-// notify and the MCP endpoint on, and waits until it answers ready. Once
-// garmd has bound its listeners, a restart (Reload) binds the same
-// addresses, so the printed URLs stay true.
-func (s *Plane) startDaemon(ctx context.Context) error {
-	indefinite := time.Duration(0)
-	cfg := garmd.DefaultConfig()
-	cfg.Catalogue = s.cataloguePath()
-	cfg.NATS = s.bus.url
-	garmdSeed, err := s.ids.seed(natsperm.GarmdUser)
-	if err != nil {
-		return err
-	}
-	cfg.NATSNKey = garmdSeed
-	cfg.Listen, cfg.AdminListen = s.opts.Listen, s.opts.AdminListen
-	if s.urls.Garmd != "" {
-		cfg.Listen, cfg.AdminListen = strings.TrimPrefix(s.urls.Garmd, "http://"), strings.TrimPrefix(s.urls.Admin, "http://")
-	}
-	cfg.Issuers = []string{s.idp.Issuer()}
-	cfg.JWKS = []string{s.idpSrv.JWKSURL()}
-	cfg.Audience = s.idp.Audience()
-	cfg.HashKeyFile = s.hashKeyFile
-	cfg.GrantIssuer = s.idp.Issuer()
-	cfg.AuditStreamRetention = &indefinite
-	cfg.LedgerStream = true
-	cfg.Notify = true
-	cfg.MCP = true
-	cfg.Logger = s.logger
-
-	d, err := garmd.New(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("garmd: %w", err)
-	}
-	s.urls.Garmd = "http://" + d.Addr().String()
-	s.urls.Admin = "http://" + d.AdminAddr().String()
-	s.urls.MCP = d.MCPResource()
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	s.daemonMu.Lock()
-	s.stopDaemon, s.daemonDone = stop, done
-	s.daemonMu.Unlock()
-	go func() {
-		err := d.Run(runCtx)
-		if runCtx.Err() == nil && !s.closing.Load() {
-			s.fail(fmt.Errorf("garmd stopped: %v", err))
-			err = nil
-		}
-		done <- err
-	}()
-	return waitReady(ctx, s.urls.Admin+"/readyz")
-}
-
-// stopRunningDaemon stops garmd and waits, bounded by ctx, until it has.
-func (s *Plane) stopRunningDaemon(ctx context.Context) error {
-	s.daemonMu.Lock()
-	stop, done := s.stopDaemon, s.daemonDone
-	s.stopDaemon, s.daemonDone = nil, nil
-	s.daemonMu.Unlock()
-	if stop == nil {
-		return nil
-	}
-	stop()
-	return await(ctx, "garmd", done)
 }
 
 // waitReady polls url until it answers 200, for at most readyTimeout.
@@ -420,6 +369,13 @@ func (s *Plane) Close(ctx context.Context) error {
 
 func (s *Plane) shutdown(ctx context.Context) error {
 	var errs []error
+	if s.front != nil {
+		// Calls in flight through the front finish first.
+		if err := s.front.srv.Shutdown(ctx); err != nil {
+			_ = s.front.srv.Close()
+			errs = append(errs, fmt.Errorf("the round-robin front: %w", err))
+		}
+	}
 	if err := s.stopRunningDaemon(ctx); err != nil {
 		errs = append(errs, err)
 	}

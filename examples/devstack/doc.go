@@ -13,6 +13,7 @@
 //	make dev                      # go run ./examples/devstack
 //	go run ./examples/devstack --ledger --verbose
 //	go run ./examples/devstack --listen 127.0.0.1:8440 --data .tmp/devstack
+//	make cluster                  # go run ./examples/devstack --cluster
 //
 // The bus is secured as a deployment's should be (decision 0040): the
 // embedded server admits only nkey users, garmd, one per tool package, an
@@ -30,6 +31,14 @@
 // drains everything in order: garmd (calls in flight finish, the ledger
 // flushes), the tool services, the identity provider, NATS; then the
 // temporary directory is removed.
+//
+// --cluster (make cluster) runs the same plane as a cluster, still in this
+// one process: three embedded NATS servers clustered on loopback with every
+// stream and the spent-grant bucket R3 and fenced, the tool services spread
+// over the nodes, and two garmd replicas (each connected first to its own
+// node, started with --min-replicas 3) behind a round-robin reverse proxy
+// on --listen. The quick-start adds the commands that stop and start a
+// node through the dev endpoint (decision 0046).
 //
 // What it owns: wiring the parts together for a developer's machine. What it
 // refuses: to bind anything beyond loopback. What is deliberately not here:

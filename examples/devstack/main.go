@@ -76,6 +76,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (Options, error) {
 	flags.StringVar(&o.DevListen, "dev-listen", o.DevListen, "the dev endpoint's `address` (loopback): ledger rows by event id, for garm call")
 	flags.StringVar(&o.Catalogue, "catalogue-manifest", "", "build the catalogue from this catalogue.yaml `file` (default: the bank's); the calculator is added")
 	flags.StringVar(&o.Personas, "personas", "", "the dev identity provider's persona `file` (default: the bank's)")
+	cluster := flags.Bool("cluster", false, "run a three-node NATS cluster with R3 state and two garmd replicas behind a round-robin front (make cluster)")
 	ledger := flags.Bool("ledger", false, "print each ledger row as it lands on GARM_LEDGER")
 	flags.BoolVar(&o.Verbose, "verbose", false, "log at info level (default: warnings and errors)")
 	if err := flags.Parse(args); err != nil {
@@ -86,6 +87,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (Options, error) {
 	}
 	if *ledger {
 		o.Ledger = stdout
+	}
+	if *cluster {
+		o.Nodes, o.Replicas = ClusterNodes, ClusterReplicas
 	}
 	o.Logs = stderr
 	return o, o.ValidateListeners()

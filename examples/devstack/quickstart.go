@@ -8,6 +8,7 @@ import (
 	"text/template"
 
 	"github.com/garm-dev/garm/catalogue-builder/builder"
+	"github.com/garm-dev/garm/devkit/devplane"
 	"github.com/garm-dev/garm/devkit/idp"
 	"github.com/garm-dev/garm/protoc-gen-garm/compile"
 	"github.com/garm-dev/garm/runtime/wire"
@@ -208,7 +209,8 @@ func (q quickStart) render(urls URLs) (string, error) {
 	if err := quickStartText.Execute(&out, q); err != nil {
 		return "", err
 	}
-	return out.String(), nil
+	cluster, err := devplane.ClusterQuickStart(urls)
+	return out.String() + cluster, err
 }
 
 // jsonBody is v as one line of JSON that can sit inside single quotes.

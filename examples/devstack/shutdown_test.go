@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -71,7 +72,7 @@ func TestCloseFreesEveryPortAndAReusedDataDirStartsAgain(t *testing.T) {
 	second := startStack(t, o)
 	got := second.URLs()
 	got.NATSSeeds = urls.NATSSeeds // fresh seeds in a fresh temporary directory each run
-	if got != urls {
+	if !reflect.DeepEqual(got, urls) {
 		t.Errorf("the second stack answers at %+v, want %+v", second.URLs(), urls)
 	}
 	newClient(t, second).token(bankDemo().support, "")

@@ -31,6 +31,13 @@ const (
 	AgentIdentity    = devplane.AgentIdentity
 )
 
+// The shape of `make cluster` (--cluster): a quorum that survives one node
+// lost, and more than one replica to share the calls.
+const (
+	ClusterNodes    = 3
+	ClusterReplicas = 2
+)
+
 // serviceVersion is the example services' version on $SRV.INFO.
 const serviceVersion = "0.1.0"
 
