@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// make cluster runs each NATS node and each garmd replica as a process of
+// its own. A call through the front succeeds; node 2's process is killed
+// with SIGKILL by its pid, as the quick-start says, and calls through the
+// front recover with only 503 meanwhile; node 2 is started again through
+// the dev endpoint, as a new process, and both replicas serve. When the
+// stack closes, every process it started is gone.
+func TestTheProcessClusterServesThroughAKilledNodeAndStopsEveryProcess(t *testing.T) {
+	o := testOptions(t)
+	o.Nodes, o.Replicas = ClusterNodes, ClusterReplicas
+	o.NATSServerBinary, o.GarmdBinary = buildClusterBinaries(t)
+	var pids []int
+	t.Cleanup(func() {
+		// Registered before the stack's Close, so it runs after it.
+		for _, pid := range pids {
+			if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+				t.Errorf("pid %d still exists after the stack closed (kill -0: %v)", pid, err)
+			}
+		}
+	})
+	s := startStack(t, o)
+	urls := s.URLs()
+	if len(urls.NodePIDs) != ClusterNodes || len(urls.ReplicaPIDs) != ClusterReplicas {
+		t.Fatalf("the stack runs node processes %v and replica processes %v, want %d and %d", urls.NodePIDs, urls.ReplicaPIDs, ClusterNodes, ClusterReplicas)
+	}
+	pids = append(append(pids, urls.NodePIDs...), urls.ReplicaPIDs...)
+	for _, pid := range pids {
+		if pid == os.Getpid() {
+			t.Fatalf("pid %d is the test's own", pid)
+		}
+	}
+	node2 := urls.NodePIDs[1]
+	for _, want := range []string{fmt.Sprintf("kill -9 %d", node2), urls.Dev + "/nodes/2/start", fmt.Sprintf("kill -9 %d", urls.ReplicaPIDs[1])} {
+		if !strings.Contains(s.QuickStart(), want) {
+			t.Errorf("the quick-start does not say %q:\n%s", want, s.QuickStart())
+		}
+	}
+	c := newClient(t, s)
+	d := bankDemo()
+	route := ""
+	for _, tool := range s.Catalogue().Artifact.Tools() {
+		if tool.FQN == d.customerTool {
+			route = tool.Method
+		}
+	}
+	token, body := c.token(d.support, ""), mustJSON(t, d.customerRequest)
+	if a := c.call(route, token, body); a.status != http.StatusOK {
+		t.Fatalf("a call through the front: %d %s", a.status, a.body)
+	}
+
+	if err := syscall.Kill(node2, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill -9 %d: %v", node2, err)
+	}
+	servesAgain := func(after string) {
+		t.Helper()
+		// While a replica reconnects and JetStream elects leaders again, a
+		// call may be refused 503; the plane serves again within the
+		// bound. Two successes in a row are both replicas.
+		deadline, inARow := time.Now().Add(waitTimeout), 0
+		for inARow < ClusterReplicas {
+			a := c.call(route, token, body)
+			switch {
+			case a.status == http.StatusOK:
+				inARow++
+			case a.status == http.StatusServiceUnavailable && time.Now().Before(deadline):
+				inARow = 0
+				time.Sleep(100 * time.Millisecond)
+			default:
+				t.Fatalf("a call through the front after %s: %d %s", after, a.status, a.body)
+			}
+		}
+	}
+	servesAgain("node 2 was killed")
+
+	resp, err := http.Post(urls.Dev+"/nodes/2/start", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /nodes/2/start: %d", resp.StatusCode)
+	}
+	restarted := s.NodePID(2)
+	if restarted == 0 || restarted == node2 {
+		t.Fatalf("node 2 started again as pid %d (it was %d)", restarted, node2)
+	}
+	pids = append(pids, restarted)
+	servesAgain("node 2 started again")
+}
+
+// buildClusterBinaries builds nats-server, at the version go.mod pins, and
+// garmd from this tree, as make cluster does, into the test's directory.
+func buildClusterBinaries(t *testing.T) (natsServer, garmd string) {
+	t.Helper()
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	natsServer, garmd = filepath.Join(dir, "nats-server"), filepath.Join(dir, "garmd")
+	for _, b := range []struct{ out, pkg string }{
+		{natsServer, "github.com/nats-io/nats-server/v2"},
+		{garmd, "./daemon/cmd/garmd"},
+	} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", b.out, b.pkg)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build -o %s %s: %v\n%s", b.out, b.pkg, err, out)
+		}
+	}
+	return natsServer, garmd
+}
