@@ -48,6 +48,12 @@ func startClusterBus(addr, storeDir string, n int, users []*server.NkeyUser, bin
 	for i := range n {
 		routes[i] = "nats://" + net.JoinHostPort(host, fmt.Sprint(clusterPorts[i]))
 	}
+	var monitorPorts []int
+	if bin != "" {
+		if monitorPorts, err = freePorts(host, n); err != nil {
+			return nil, err
+		}
+	}
 	b := &bus{}
 	for i := range n {
 		name := fmt.Sprintf("%s-%d", clusterName, i+1)
@@ -63,6 +69,9 @@ func startClusterBus(addr, storeDir string, n int, users []*server.NkeyUser, bin
 			Cluster:    server.ClusterOpts{Name: clusterName, Host: host, Port: clusterPorts[i]},
 			Routes:     server.RoutesFromStr(strings.Join(routes, ",")),
 		}})
+		if bin != "" {
+			b.nodes[i].opts.HTTPHost, b.nodes[i].opts.HTTPPort = host, monitorPorts[i]
+		}
 	}
 	for i, nd := range b.nodes {
 		nd.url = "nats://" + net.JoinHostPort(host, fmt.Sprint(clientPorts[i]))
@@ -125,13 +134,20 @@ func (s *Plane) StopNode(i int) error {
 }
 
 // StartNode starts node i (1-based) again on its ports and store; it
-// rejoins the cluster and catches up.
+// rejoins the cluster and catches up. A node process is waited for until
+// its monitoring endpoint says it has.
 func (s *Plane) StartNode(i int) error {
 	nd, err := s.node(i)
 	if err != nil {
 		return err
 	}
-	return nd.start()
+	if pid := nd.pid(); pid != 0 {
+		return fmt.Errorf("node %d runs (pid %d)", i, pid)
+	}
+	if err := nd.start(); err != nil {
+		return err
+	}
+	return nd.waitHealthy(context.Background())
 }
 
 func (s *Plane) node(i int) (*node, error) {
@@ -236,8 +252,10 @@ curl -s {{.Watched}}/readyz
 curl -s -X POST {{.Dev}}/nodes/2/start
 {{- if .ReplicaPIDs}}
 
-# Kill replica 2: the front sends every call to replica 1 while it is gone.
+# Kill replica 2: the front sends every call to replica 1 while it is gone. Then start it
+# again on its addresses:
 kill -9 {{index .ReplicaPIDs 1}}
+curl -s -X POST {{.Dev}}/replicas/2/start
 {{- end}}
 # (POST {{.Dev}}/nodes/2/stop stops node 2 gracefully instead of kill.)
 {{else}}

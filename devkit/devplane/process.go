@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +19,9 @@ import (
 	"time"
 
 	"github.com/garm-dev/garm/catalogue-builder/natsperm"
+	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // child is a process the dev plane started: a NATS node or a garmd
@@ -129,6 +132,7 @@ type busConf struct {
 	ServerName    string         `json:"server_name"`
 	Host          string         `json:"host"`
 	Port          int            `json:"port"`
+	HTTP          string         `json:"http,omitempty"`
 	JetStream     map[string]any `json:"jetstream"`
 	Cluster       *clusterConf   `json:"cluster,omitempty"`
 	Authorization struct {
@@ -168,6 +172,9 @@ func writeBusConf(path string, opts *server.Options) error {
 		Host:       opts.Host,
 		Port:       opts.Port,
 		JetStream:  map[string]any{"store_dir": opts.StoreDir},
+	}
+	if opts.HTTPPort != 0 {
+		conf.HTTP = net.JoinHostPort(opts.HTTPHost, strconv.Itoa(opts.HTTPPort))
 	}
 	if opts.Cluster.Port != 0 {
 		conf.Cluster = &clusterConf{Name: opts.Cluster.Name, Host: opts.Cluster.Host, Port: opts.Cluster.Port}
@@ -258,6 +265,45 @@ func (n *node) startProcess() error {
 	return nil
 }
 
+// monitorURL is the node's monitoring endpoint, "" when it has none.
+func (n *node) monitorURL() string {
+	if n.opts.HTTPPort == 0 {
+		return ""
+	}
+	return "http://" + net.JoinHostPort(n.opts.HTTPHost, strconv.Itoa(n.opts.HTTPPort))
+}
+
+// waitHealthy waits, bounded by readyTimeout, until the node's /healthz
+// answers 200: JetStream has its meta leader and its streams are current.
+// A node started again answers only once it has caught up, so a client
+// sent to it at once is not left waiting on a request no leader answers.
+func (n *node) waitHealthy(ctx context.Context) error {
+	url := n.monitorURL()
+	if url == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	client := &http.Client{Timeout: time.Second}
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/healthz", nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s (pid %d) did not become healthy (%s/healthz) within %s", n.name, n.pid(), url, readyTimeout)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // pid is the node's process id, 0 when it is embedded or not running.
 func (n *node) pid() int {
 	n.mu.Lock()
@@ -305,6 +351,9 @@ func (s *Plane) startReplicaProcess(ctx context.Context, i int, run *daemonRun, 
 		"--notify",
 		"--mcp",
 		"--min-replicas", strconv.Itoa(s.streamReplicas()),
+	}
+	if err := s.waitForStreamLeaders(ctx); err != nil {
+		return "", err
 	}
 	name := fmt.Sprintf("garmd replica %d", i+1)
 	proc, err := startChild(name, filepath.Join(s.runDir, fmt.Sprintf("garmd-%d.log", i+1)), s.opts.GarmdBinary, args...)
@@ -362,4 +411,91 @@ func (s *Plane) replicaRunning(i int) bool {
 	}
 	p := s.daemons[i].proc
 	return p == nil || p.running()
+}
+
+// StartReplica starts garmd replica i (1-based) again when it runs as a
+// process and that process has exited (a kill -9 from outside), on the
+// same addresses, given every node as a seed.
+func (s *Plane) StartReplica(ctx context.Context, i int) error {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	if i < 1 || i > len(s.daemons) {
+		return fmt.Errorf("no replica %d: the plane has %d", i, len(s.daemons))
+	}
+	run := s.daemons[i-1]
+	s.daemonMu.Lock()
+	proc, stop, done := run.proc, run.stop, run.done
+	s.daemonMu.Unlock()
+	if proc == nil {
+		return fmt.Errorf("replica %d runs in the dev plane's process", i)
+	}
+	if proc.running() {
+		return nil
+	}
+	// The exited process's watcher answers at once.
+	if stop != nil {
+		stop()
+		<-done
+	}
+	_, err := s.startReplicaProcess(ctx, i-1, run, s.bus.seedsFrom((i-1)%len(s.bus.nodes)))
+	return err
+}
+
+// ReplicaPID is the process id of replica i (1-based) when the replicas
+// run as processes and it runs: 0 otherwise.
+func (s *Plane) ReplicaPID(i int) int {
+	s.daemonMu.Lock()
+	defer s.daemonMu.Unlock()
+	if i < 1 || i > len(s.daemons) || s.daemons[i-1].proc == nil || !s.daemons[i-1].proc.running() {
+		return 0
+	}
+	return s.daemons[i-1].proc.pid()
+}
+
+// serveReplica is POST /replicas/{n}/start on the dev endpoint.
+func (s *Plane) serveReplica(w http.ResponseWriter, r *http.Request) {
+	var i int
+	if _, err := fmt.Sscan(r.PathValue("n"), &i); err != nil {
+		http.Error(w, "no such replica", http.StatusNotFound)
+		return
+	}
+	if err := s.StartReplica(r.Context(), i); err != nil {
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	}
+	fmt.Fprintf(w, "replica %d: started (pid %d)\n", i, s.ReplicaPID(i))
+}
+
+// waitForStreamLeaders waits, bounded by readyTimeout, until every stream
+// garmd checks at startup (the bucket's included) has a leader. Right
+// after a node has come back, JetStream may still be electing them, and a
+// replica started then would spend its startup checks' whole bound on a
+// request no leader answers.
+func (s *Plane) waitForStreamLeaders(ctx context.Context) error {
+	js, err := jetstream.New(s.busConn)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	for _, name := range []string{wire.LedgerStream, wire.AuditStream, wire.NotifyStream, "KV_" + wire.GrantsSpentBucket} {
+		for {
+			attempt, cancelAttempt := context.WithTimeout(ctx, time.Second)
+			stream, err := js.Stream(attempt, name)
+			var info *jetstream.StreamInfo
+			if err == nil {
+				info, err = stream.Info(attempt)
+			}
+			cancelAttempt()
+			if err == nil && (info.Cluster == nil || info.Cluster.Leader != "") {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("stream %s has no leader within %s: %v", name, readyTimeout, err)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,8 +19,10 @@ import (
 // its own. A call through the front succeeds; node 2's process is killed
 // with SIGKILL by its pid, as the quick-start says, and calls through the
 // front recover with only 503 meanwhile; node 2 is started again through
-// the dev endpoint, as a new process, and both replicas serve. When the
-// stack closes, every process it started is gone.
+// the dev endpoint, as a new process, and both replicas serve. Replica 2
+// killed the same way, the front serves from replica 1 alone, and replica
+// 2 starts again; a reload restarts both. When the stack closes, every
+// process it started is gone.
 func TestTheProcessClusterServesThroughAKilledNodeAndStopsEveryProcess(t *testing.T) {
 	o := testOptions(t)
 	o.Nodes, o.Replicas = ClusterNodes, ClusterReplicas
@@ -35,6 +38,22 @@ func TestTheProcessClusterServesThroughAKilledNodeAndStopsEveryProcess(t *testin
 	})
 	s := startStack(t, o)
 	urls := s.URLs()
+	t.Cleanup(func() {
+		// Before the stack's Close removes them.
+		if t.Failed() {
+			logs, _ := filepath.Glob(filepath.Join(urls.Logs, "*.log"))
+			for _, l := range logs {
+				data, _ := os.ReadFile(l)
+				var keep []string
+				for _, line := range strings.Split(string(data), "\n") {
+					if !strings.Contains(line, "Route connection created") && !strings.Contains(line, "Router connection closed") {
+						keep = append(keep, line)
+					}
+				}
+				t.Logf("%s:\n%s", filepath.Base(l), strings.Join(keep[max(0, len(keep)-60):], "\n"))
+			}
+		}
+	})
 	if len(urls.NodePIDs) != ClusterNodes || len(urls.ReplicaPIDs) != ClusterReplicas {
 		t.Fatalf("the stack runs node processes %v and replica processes %v, want %d and %d", urls.NodePIDs, urls.ReplicaPIDs, ClusterNodes, ClusterReplicas)
 	}
@@ -45,7 +64,7 @@ func TestTheProcessClusterServesThroughAKilledNodeAndStopsEveryProcess(t *testin
 		}
 	}
 	node2 := urls.NodePIDs[1]
-	for _, want := range []string{fmt.Sprintf("kill -9 %d", node2), urls.Dev + "/nodes/2/start", fmt.Sprintf("kill -9 %d", urls.ReplicaPIDs[1])} {
+	for _, want := range []string{fmt.Sprintf("kill -9 %d", node2), urls.Dev + "/nodes/2/start", fmt.Sprintf("kill -9 %d", urls.ReplicaPIDs[1]), urls.Dev + "/replicas/2/start"} {
 		if !strings.Contains(s.QuickStart(), want) {
 			t.Errorf("the quick-start does not say %q:\n%s", want, s.QuickStart())
 		}
@@ -86,21 +105,64 @@ func TestTheProcessClusterServesThroughAKilledNodeAndStopsEveryProcess(t *testin
 		}
 	}
 	servesAgain("node 2 was killed")
+	// The plane starts a node again only once it has seen it exit.
+	for deadline := time.Now().Add(waitTimeout); s.NodePID(2) != 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the plane did not see node 2 (pid %d) exit", node2)
+		}
+	}
 
-	resp, err := http.Post(urls.Dev+"/nodes/2/start", "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST /nodes/2/start: %d", resp.StatusCode)
-	}
+	post(t, urls.Dev+"/nodes/2/start")
 	restarted := s.NodePID(2)
 	if restarted == 0 || restarted == node2 {
 		t.Fatalf("node 2 started again as pid %d (it was %d)", restarted, node2)
 	}
 	pids = append(pids, restarted)
 	servesAgain("node 2 started again")
+
+	// Replica 2 killed: once the plane has seen its process exit, the
+	// front sends every call to replica 1, so none is answered 502.
+	replica2 := urls.ReplicaPIDs[1]
+	if err := syscall.Kill(replica2, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill -9 %d: %v", replica2, err)
+	}
+	for deadline := time.Now().Add(waitTimeout); s.ReplicaPID(2) != 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the plane did not see replica 2 (pid %d) exit", replica2)
+		}
+	}
+	servesAgain("replica 2 was killed")
+	post(t, urls.Dev+"/replicas/2/start")
+	if pid := s.ReplicaPID(2); pid == 0 || pid == replica2 {
+		t.Fatalf("replica 2 started again as pid %d (it was %d)", pid, replica2)
+	} else {
+		pids = append(pids, pid)
+	}
+	servesAgain("replica 2 started again")
+
+	// A reload sends every node its users again (SIGHUP) and restarts
+	// the replicas' processes.
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	if err := s.Reload(ctx); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	pids = append(pids, s.ReplicaPID(1), s.ReplicaPID(2))
+	servesAgain("a reload")
+}
+
+// post POSTs to url and needs 200.
+func post(t *testing.T, url string) {
+	t.Helper()
+	resp, err := http.Post(url, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST %s: %d %s", url, resp.StatusCode, body)
+	}
 }
 
 // buildClusterBinaries builds nats-server, at the version go.mod pins, and
