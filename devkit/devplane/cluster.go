@@ -33,26 +33,18 @@ func startClusterBus(addr, storeDir string, n int, users []*server.NkeyUser, bin
 	if err != nil {
 		return nil, err
 	}
-	clientPorts, err := freePorts(host, n)
+	// Every port in one call, so that no two are the same.
+	ports, err := freePorts(host, 3*n)
 	if err != nil {
 		return nil, err
 	}
+	clientPorts, clusterPorts, monitorPorts := ports[:n], ports[n:2*n], ports[2*n:]
 	if first != server.RANDOM_PORT {
 		clientPorts[0] = first
-	}
-	clusterPorts, err := freePorts(host, n)
-	if err != nil {
-		return nil, err
 	}
 	routes := make([]string, n)
 	for i := range n {
 		routes[i] = "nats://" + net.JoinHostPort(host, fmt.Sprint(clusterPorts[i]))
-	}
-	var monitorPorts []int
-	if bin != "" {
-		if monitorPorts, err = freePorts(host, n); err != nil {
-			return nil, err
-		}
 	}
 	b := &bus{}
 	for i := range n {
