@@ -224,8 +224,8 @@ func startFront(addr string, replicas []*url.URL, serving func(int) bool, fail f
 var clusterQuickStartText = template.Must(template.New("cluster").Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }}).Parse(`
 This plane is a cluster on loopback: {{len .Nodes}} NATS nodes with JetStream (every stream and the
 spent-grant bucket R{{.R}}) and {{len .Replicas}} garmd replicas behind a round-robin front at {{.Garmd}}.
-{{- if .NodePIDs}} The nodes
-{{- if .ReplicaPIDs}} and the replicas{{end}} are processes of their own, each logging to
+{{- if .NodePIDs}}
+The nodes{{if .ReplicaPIDs}} and the replicas{{end}} are processes of their own, each logging to
 {{.Logs}}/<name>.log; the front, the tool services and the identity provider run in this one.
 {{- else}} The nodes are embedded servers in this one process, so they are stopped and started
 through the dev endpoint rather than with kill.{{end}}
