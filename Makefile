@@ -114,8 +114,8 @@ dev: ## Run the whole plane locally (NATS, the dev IdP, the bank and calculator 
 	go run ./examples/devstack $(ARGS)
 
 .PHONY: cluster
-cluster: ## Run the same plane as a cluster on loopback (three NATS nodes, R3 state, two garmd replicas behind a round-robin front) and print a quick-start with node stop/start commands.
-	go run ./examples/devstack --cluster $(ARGS)
+cluster: nats-server garmd ## Run the same plane as a cluster on loopback (three nats-server processes, R3 state, two garmd processes behind a round-robin front) and print a quick-start with kill -9 and restart commands.
+	go run ./examples/devstack --cluster --nats-server $(BIN)/nats-server --garmd $(BIN)/garmd $(ARGS)
 
 .PHONY: build
 build: ## Build every package and command.

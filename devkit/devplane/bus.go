@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	garmd "github.com/garm-dev/garm/daemon"
@@ -35,13 +36,18 @@ type bus struct {
 	url string
 }
 
-// node is one embedded server; srv is nil while it is stopped.
+// node is one NATS server: embedded (srv, nil while it is stopped), or,
+// when bin is set, a nats-server process (proc) run on a configuration
+// file in dir, its output in a log file beside it.
 type node struct {
 	mu   sync.Mutex
 	name string
 	opts *server.Options
 	srv  *server.Server
 	url  string
+
+	bin, dir string
+	proc     *child
 }
 
 // startBus starts the embedded NATS server on addr (a loopback host:port;
@@ -98,6 +104,9 @@ func listenPort(addr string) (string, int, error) {
 func (n *node) start() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.bin != "" {
+		return n.startProcess()
+	}
 	if n.srv != nil {
 		return nil
 	}
@@ -122,13 +131,19 @@ func (n *node) start() error {
 }
 
 // stop shuts the node down and waits, bounded, until it has.
-func (n *node) stop() {
+func (n *node) stop() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	var err error
+	if n.proc != nil {
+		err = n.proc.stop(busReadyTimeout)
+		n.proc = nil
+	}
 	if n.srv != nil {
 		shutdown(n.srv)
 		n.srv = nil
 	}
+	return err
 }
 
 // admit replaces the users the server admits, and their permissions, as a
@@ -139,6 +154,16 @@ func (n *node) admit(users []*server.NkeyUser) error {
 	defer n.mu.Unlock()
 	opts := n.opts.Clone()
 	opts.Nkeys = users
+	if n.bin != "" {
+		if err := writeBusConf(n.confPath(), opts); err != nil {
+			return fmt.Errorf("the bus's users on %s: %w", n.name, err)
+		}
+		if n.proc != nil {
+			if err := n.proc.signal(syscall.SIGHUP); err != nil {
+				return fmt.Errorf("the bus's users on %s: %w", n.name, err)
+			}
+		}
+	}
 	if n.srv != nil {
 		if err := n.srv.ReloadOptions(opts); err != nil {
 			return fmt.Errorf("the bus's users on %s: %w", n.name, err)
@@ -158,10 +183,12 @@ func (b *bus) admit(users []*server.NkeyUser) error {
 }
 
 // close shuts every node down.
-func (b *bus) close() {
+func (b *bus) close() error {
+	var errs []error
 	for _, n := range b.nodes {
-		n.stop()
+		errs = append(errs, n.stop())
 	}
+	return errors.Join(errs...)
 }
 
 // shutdown shuts srv down and waits, bounded, until it has.

@@ -25,22 +25,22 @@ const clusterName = "garm-dev"
 // cluster with JetStream: the first on addr, the others on free ports of
 // its host, each with its own store under storeDir and its own cluster
 // port. Every port is fixed once chosen, so a node stopped and started
-// again (StopNode, StartNode) rejoins where it was.
-func startClusterBus(addr, storeDir string, n int, users []*server.NkeyUser) (*bus, error) {
+// again (StopNode, StartNode) rejoins where it was. With bin set, each node
+// is a process of that nats-server binary, its configuration file and log
+// in dir.
+func startClusterBus(addr, storeDir string, n int, users []*server.NkeyUser, bin, dir string) (*bus, error) {
 	host, first, err := listenPort(addr)
 	if err != nil {
 		return nil, err
 	}
-	clientPorts, err := freePorts(host, n)
+	// Every port in one call, so that no two are the same.
+	ports, err := freePorts(host, 3*n)
 	if err != nil {
 		return nil, err
 	}
+	clientPorts, clusterPorts, monitorPorts := ports[:n], ports[n:2*n], ports[2*n:]
 	if first != server.RANDOM_PORT {
 		clientPorts[0] = first
-	}
-	clusterPorts, err := freePorts(host, n)
-	if err != nil {
-		return nil, err
 	}
 	routes := make([]string, n)
 	for i := range n {
@@ -49,7 +49,7 @@ func startClusterBus(addr, storeDir string, n int, users []*server.NkeyUser) (*b
 	b := &bus{}
 	for i := range n {
 		name := fmt.Sprintf("%s-%d", clusterName, i+1)
-		b.nodes = append(b.nodes, &node{name: name, opts: &server.Options{
+		b.nodes = append(b.nodes, &node{name: name, bin: bin, dir: dir, opts: &server.Options{
 			ServerName: name,
 			Host:       host,
 			Port:       clientPorts[i],
@@ -61,8 +61,12 @@ func startClusterBus(addr, storeDir string, n int, users []*server.NkeyUser) (*b
 			Cluster:    server.ClusterOpts{Name: clusterName, Host: host, Port: clusterPorts[i]},
 			Routes:     server.RoutesFromStr(strings.Join(routes, ",")),
 		}})
+		if bin != "" {
+			b.nodes[i].opts.HTTPHost, b.nodes[i].opts.HTTPPort = host, monitorPorts[i]
+		}
 	}
-	for _, nd := range b.nodes {
+	for i, nd := range b.nodes {
+		nd.url = "nats://" + net.JoinHostPort(host, fmt.Sprint(clientPorts[i]))
 		if err := nd.start(); err != nil {
 			b.close()
 			return nil, err
@@ -118,18 +122,24 @@ func (s *Plane) StopNode(i int) error {
 	if err != nil {
 		return err
 	}
-	nd.stop()
-	return nil
+	return nd.stop()
 }
 
 // StartNode starts node i (1-based) again on its ports and store; it
-// rejoins the cluster and catches up.
+// rejoins the cluster and catches up. A node process is waited for until
+// its monitoring endpoint says it has.
 func (s *Plane) StartNode(i int) error {
 	nd, err := s.node(i)
 	if err != nil {
 		return err
 	}
-	return nd.start()
+	if pid := nd.pid(); pid != 0 {
+		return fmt.Errorf("node %d runs (pid %d)", i, pid)
+	}
+	if err := nd.start(); err != nil {
+		return err
+	}
+	return nd.waitHealthy(context.Background())
 }
 
 func (s *Plane) node(i int) (*node, error) {
@@ -161,7 +171,11 @@ func (s *Plane) serveNode(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusConflict)
 		return
 	}
-	fmt.Fprintf(w, "node %d: %s\n", i, map[string]string{"stop": "stopped", "start": "started"}[r.PathValue("action")])
+	fmt.Fprintf(w, "node %d: %s", i, map[string]string{"stop": "stopped", "start": "started"}[r.PathValue("action")])
+	if pid := s.bus.nodes[i-1].pid(); pid != 0 {
+		fmt.Fprintf(w, " (pid %d)", pid)
+	}
+	fmt.Fprintln(w)
 }
 
 // front is the round-robin reverse proxy before the garmd replicas: each
@@ -172,8 +186,10 @@ type front struct {
 }
 
 // startFront listens on addr and sends each request to the next of
-// replicas in turn, the Host header kept as the caller sent it.
-func startFront(addr string, replicas []*url.URL, fail func(error)) (*front, string, error) {
+// replicas in turn, the Host header kept as the caller sent it. A replica
+// whose process has exited (serving answers false) is skipped, while
+// another serves.
+func startFront(addr string, replicas []*url.URL, serving func(int) bool, fail func(error)) (*front, string, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, "", fmt.Errorf("--listen: %w", err)
@@ -181,7 +197,14 @@ func startFront(addr string, replicas []*url.URL, fail func(error)) (*front, str
 	f := &front{}
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(replicas[f.next.Add(1)%uint64(len(replicas))])
+			i := int(f.next.Add(1) % uint64(len(replicas)))
+			for range len(replicas) {
+				if serving(i) {
+					break
+				}
+				i = (i + 1) % len(replicas)
+			}
+			r.SetURL(replicas[i])
 			r.Out.Host = r.In.Host
 		},
 		// A response is streamed as garmd writes it (MCP's event streams).
@@ -199,24 +222,42 @@ func startFront(addr string, replicas []*url.URL, fail func(error)) (*front, str
 // clusterQuickStartText is what a cluster's quick-start adds: where each
 // node and replica answers, and the commands that stop and start a node.
 var clusterQuickStartText = template.Must(template.New("cluster").Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }}).Parse(`
-This plane is a cluster, all in this one process, on loopback: {{len .Nodes}} NATS nodes with
-JetStream (every stream and the spent-grant bucket R{{.R}}) and {{len .Replicas}} garmd replicas behind a
-round-robin front at {{.Garmd}}. The nodes are embedded servers, not separate processes,
-so they are stopped and started through the dev endpoint rather than with kill.
+This plane is a cluster on loopback: {{len .Nodes}} NATS nodes with JetStream (every stream and the
+spent-grant bucket R{{.R}}) and {{len .Replicas}} garmd replicas behind a round-robin front at {{.Garmd}}.
+{{- if .NodePIDs}}
+The nodes{{if .ReplicaPIDs}} and the replicas{{end}} are processes of their own, each logging to
+{{.Logs}}/<name>.log; the front, the tool services and the identity provider run in this one.
+{{- else}} The nodes are embedded servers in this one process, so they are stopped and started
+through the dev endpoint rather than with kill.{{end}}
 {{range $i, $n := .Nodes}}
-  node {{inc $i}}    {{$n}}{{end}}
+  node {{inc $i}}    {{$n}}{{if $.NodePIDs}}   pid {{index $.NodePIDs $i}}{{end}}{{end}}
 {{range $i, $r := .Replicas}}
-  replica {{inc $i}} {{$r}}   admin {{index $.ReplicaAdmins $i}}/readyz /metrics{{end}}
+  replica {{inc $i}} {{$r}}   admin {{index $.ReplicaAdmins $i}}/readyz /metrics{{if $.ReplicaPIDs}}   pid {{index $.ReplicaPIDs $i}}{{end}}{{end}}
 
 Replica n connects first to node n; the tool services are spread over the nodes in turn.
+{{if .NodePIDs}}
+# Kill node 2, watch the plane keep serving (the calls above still answer) and replica 2
+# reconnect to another node, then start node 2 again (on its ports and store):
+kill -9 {{index .NodePIDs 1}}
+curl -s {{.Watched}}/metrics | grep -E '^garm_bus_(connected|reconnects_total)'
+curl -s {{.Watched}}/readyz
+curl -s -X POST {{.Dev}}/nodes/2/start
+{{- if .ReplicaPIDs}}
 
+# Kill replica 2: the front sends every call to replica 1 while it is gone. Then start it
+# again on its addresses:
+kill -9 {{index .ReplicaPIDs 1}}
+curl -s -X POST {{.Dev}}/replicas/2/start
+{{- end}}
+# (POST {{.Dev}}/nodes/2/stop stops node 2 gracefully instead of kill.)
+{{else}}
 # Stop node 2, watch the plane keep serving (the calls above still answer) and replica 2
 # reconnect to another node, then start node 2 again:
 curl -s -X POST {{.Dev}}/nodes/2/stop
 curl -s {{.Watched}}/metrics | grep -E '^garm_bus_(connected|reconnects_total)'
 curl -s {{.Watched}}/readyz
 curl -s -X POST {{.Dev}}/nodes/2/start
-`))
+{{end}}`))
 
 // ClusterQuickStart is what a quick-start adds when the plane is a
 // cluster or has several replicas: "" otherwise.
@@ -233,4 +274,14 @@ func ClusterQuickStart(urls URLs) (string, error) {
 		Watched string
 	}{urls, min(len(urls.Nodes), 3), watched})
 	return out.String(), err
+}
+
+// NodePID is the process id of node i (1-based) when the nodes run as
+// processes and it runs: 0 otherwise.
+func (s *Plane) NodePID(i int) int {
+	nd, err := s.node(i)
+	if err != nil {
+		return 0
+	}
+	return nd.pid()
 }

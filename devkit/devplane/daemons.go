@@ -18,7 +18,8 @@ type daemonRun struct {
 	// listen and admin are the addresses it bound, which a restart binds
 	// again.
 	listen, admin string
-	started       bool // it has been started before
+	started       bool   // it has been started before
+	proc          *child // when it runs as a process (Options.GarmdBinary)
 	stop          context.CancelFunc
 	done          chan error // as service.done
 }
@@ -45,7 +46,7 @@ func (s *Plane) startDaemon(ctx context.Context) error {
 			s.daemons = append(s.daemons, run)
 		}
 	}
-	s.urls.Replicas, s.urls.ReplicaAdmins = nil, nil
+	s.urls.Replicas, s.urls.ReplicaAdmins, s.urls.ReplicaPIDs = nil, nil, nil
 	for i, run := range s.daemons {
 		mcp, err := s.startReplica(ctx, i, run)
 		if err != nil {
@@ -53,6 +54,10 @@ func (s *Plane) startDaemon(ctx context.Context) error {
 		}
 		s.urls.Replicas = append(s.urls.Replicas, "http://"+run.listen)
 		s.urls.ReplicaAdmins = append(s.urls.ReplicaAdmins, "http://"+run.admin)
+		if run.proc != nil {
+			s.urls.ReplicaPIDs = append(s.urls.ReplicaPIDs, run.proc.pid())
+			s.urls.Logs = s.runDir
+		}
 		if i == 0 {
 			s.urls.Garmd, s.urls.Admin, s.urls.MCP = "http://"+run.listen, "http://"+run.admin, mcp
 		}
@@ -67,7 +72,7 @@ func (s *Plane) startDaemon(ctx context.Context) error {
 			targets = append(targets, u)
 		}
 		var err error
-		if s.front, s.frontURL, err = startFront(s.opts.Listen, targets, s.fail); err != nil {
+		if s.front, s.frontURL, err = startFront(s.opts.Listen, targets, s.replicaRunning, s.fail); err != nil {
 			return err
 		}
 	}
@@ -104,6 +109,9 @@ func (s *Plane) startReplica(ctx context.Context, i int, run *daemonRun) (string
 		cfg.NATS = s.bus.seedsFrom(i % len(s.bus.nodes))
 	}
 	run.started = true
+	if s.opts.GarmdBinary != "" {
+		return s.startReplicaProcess(ctx, i, run, cfg.NATS)
+	}
 	garmdSeed, err := s.ids.seed(natsperm.GarmdUser)
 	if err != nil {
 		return "", err

@@ -105,7 +105,8 @@ type Route struct {
 // /tools: every tool of the catalogue served with its route, whoever may
 // see it, so that `garm call` can call a tool its persona may not see and
 // show why it was refused. On a cluster it also answers POST
-// /nodes/<n>/stop and /nodes/<n>/start (StopNode, StartNode). The endpoint
+// /nodes/<n>/stop and /nodes/<n>/start (StopNode, StartNode); when the
+// replicas are processes, POST /replicas/<n>/start (StartReplica). The endpoint
 // exists only in the dev plane, on loopback; a deployment reads its ledger
 // from the stream.
 func (s *Plane) startDevEndpoint(addr string) error {
@@ -121,6 +122,9 @@ func (s *Plane) startDevEndpoint(addr string) error {
 	mux.HandleFunc("GET /tools", s.serveTools)
 	if len(s.bus.nodes) > 1 {
 		mux.HandleFunc("POST /nodes/{n}/{action}", s.serveNode)
+	}
+	if s.opts.GarmdBinary != "" {
+		mux.HandleFunc("POST /replicas/{n}/start", s.serveReplica)
 	}
 	s.devSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	s.urls.Dev = "http://" + l.Addr().String()

@@ -20,16 +20,18 @@
 // change. A reload admits the identities the new catalogue implies and
 // restarts garmd at the same addresses.
 //
-// Options.Nodes and Options.Replicas make the plane a cluster, still in
-// one process (`make cluster`): several embedded servers clustered on
-// loopback, every stream and the bucket with one replica per node (at most
-// three) and garmd started with --min-replicas to match, the tool services
-// spread over the nodes, and several garmd replicas behind a round-robin
-// reverse proxy (net/http/httputil) on Options.Listen. StopNode and
-// StartNode, and POST /nodes/<n>/stop|start on the dev endpoint, stop and
-// start one node, as a node failing and coming back would. It exists to
-// watch the plane keep serving through a node loss; the nodes are not
-// separate processes (decision 0046).
+// Options.Nodes and Options.Replicas make the plane a cluster on loopback:
+// several NATS servers clustered, every stream and the bucket with one
+// replica per node (at most three) and garmd started with --min-replicas
+// to match, the tool services spread over the nodes, and several garmd
+// replicas behind a round-robin reverse proxy (net/http/httputil) on
+// Options.Listen. With Options.NATSServerBinary and Options.GarmdBinary
+// (`make cluster`) the nodes and replicas are child processes, each on a
+// configuration the plane writes, their pids in URLs, stopped by pid at
+// Close; without them they are embedded. StopNode and StartNode, and POST
+// /nodes/<n>/stop|start on the dev endpoint, stop and start one node;
+// StartReplica and POST /replicas/<n>/start start a killed replica again
+// (decision 0046).
 //
 // The dev endpoint (Options.DevListen) answers GET /ledger/<event id> with
 // that call's ledger row, error_detail included: the one place a tool

@@ -66,6 +66,14 @@ type Options struct {
 	// the others on free ports, every stream and the bucket with one
 	// replica per node (at most 3), which garmd checks at startup.
 	Nodes int
+	// NATSServerBinary, when set on a cluster, runs each node as a process
+	// of this nats-server binary rather than embedded: its configuration
+	// file and log in the run directory, its pid in the quick-start, so it
+	// can be killed from outside.
+	NATSServerBinary string
+	// GarmdBinary, when set, runs each garmd replica as a process of this
+	// binary rather than in this one, its log in the run directory.
+	GarmdBinary string
 	// Replicas is how many garmd replicas serve the plane: 0 or 1 one on
 	// Listen and AdminListen; more each on free loopback ports behind a
 	// round-robin reverse proxy on Listen, the first one's admin listener
@@ -171,6 +179,13 @@ type URLs struct {
 	Replicas []string
 	// ReplicaAdmins are the replicas' admin listeners, in the same order.
 	ReplicaAdmins []string
+	// NodePIDs and ReplicaPIDs are the process ids of the nodes and the
+	// replicas, in the same order as Nodes and Replicas, when they run as
+	// processes (Options.NATSServerBinary, Options.GarmdBinary): nil when
+	// they are embedded. A node started again has a new one.
+	NodePIDs, ReplicaPIDs []int
+	// Logs is the directory holding each process's log, <name>.log.
+	Logs string
 	// Dev is the dev plane's own endpoint: GET /ledger/<event id>.
 	Dev string
 	// NATSSeeds is the directory holding the nkey seed of each identity

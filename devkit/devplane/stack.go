@@ -201,7 +201,7 @@ func (s *Plane) startBus(ctx context.Context, o Options) error {
 	}
 	var err error
 	if o.Nodes > 1 {
-		s.bus, err = startClusterBus(o.NATSListen, storeDir, o.Nodes, s.ids.users)
+		s.bus, err = startClusterBus(o.NATSListen, storeDir, o.Nodes, s.ids.users, o.NATSServerBinary, s.runDir)
 	} else {
 		s.bus, err = startBus(o.NATSListen, storeDir, s.ids.users)
 	}
@@ -211,6 +211,10 @@ func (s *Plane) startBus(ctx context.Context, o Options) error {
 	s.urls.NATS = s.bus.url
 	for _, n := range s.bus.nodes {
 		s.urls.Nodes = append(s.urls.Nodes, n.url)
+		if n.bin != "" {
+			s.urls.NodePIDs = append(s.urls.NodePIDs, n.pid())
+			s.urls.Logs = s.runDir
+		}
 	}
 	if s.busConn, err = s.bus.connect("garm dev", s.ids.seeds[OperatorIdentity]); err != nil {
 		return err
@@ -411,7 +415,9 @@ func (s *Plane) shutdown(ctx context.Context) error {
 		s.busConn.Close()
 	}
 	if s.bus != nil {
-		s.bus.close()
+		if err := s.bus.close(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if s.runDir != "" {
 		if err := os.RemoveAll(s.runDir); err != nil {

@@ -32,13 +32,14 @@
 // flushes), the tool services, the identity provider, NATS; then the
 // temporary directory is removed.
 //
-// --cluster (make cluster) runs the same plane as a cluster, still in this
-// one process: three embedded NATS servers clustered on loopback with every
-// stream and the spent-grant bucket R3 and fenced, the tool services spread
-// over the nodes, and two garmd replicas (each connected first to its own
-// node, started with --min-replicas 3) behind a round-robin reverse proxy
-// on --listen. The quick-start adds the commands that stop and start a
-// node through the dev endpoint (decision 0046).
+// --cluster (make cluster) runs the same plane as a cluster on loopback:
+// three nats-server processes clustered with every stream and the
+// spent-grant bucket R3 and fenced, the tool services spread over the
+// nodes, and two garmd processes (each connected first to its own node,
+// started with --min-replicas 3) behind a round-robin reverse proxy on
+// --listen, in this process. The quick-start adds every pid, the kill -9
+// commands, and the dev endpoint's commands that start a killed node or
+// replica again (decision 0046).
 //
 // What it owns: wiring the parts together for a developer's machine. What it
 // refuses: to bind anything beyond loopback. What is deliberately not here:

@@ -76,7 +76,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (Options, error) {
 	flags.StringVar(&o.DevListen, "dev-listen", o.DevListen, "the dev endpoint's `address` (loopback): ledger rows by event id, for garm call")
 	flags.StringVar(&o.Catalogue, "catalogue-manifest", "", "build the catalogue from this catalogue.yaml `file` (default: the bank's); the calculator is added")
 	flags.StringVar(&o.Personas, "personas", "", "the dev identity provider's persona `file` (default: the bank's)")
-	cluster := flags.Bool("cluster", false, "run a three-node NATS cluster with R3 state and two garmd replicas behind a round-robin front (make cluster)")
+	cluster := flags.Bool("cluster", false, "run a three-node NATS cluster with R3 state and two garmd replicas behind a round-robin front, each a process of its own (make cluster)")
+	flags.StringVar(&o.NATSServerBinary, "nats-server", "", "with --cluster, run each node as a process of this nats-server `binary` (default: .tmp/bin/nats-server, which make nats-server builds)")
+	flags.StringVar(&o.GarmdBinary, "garmd", "", "with --cluster, run each replica as a process of this garmd `binary` (default: .tmp/bin/garmd, which make garmd builds)")
 	ledger := flags.Bool("ledger", false, "print each ledger row as it lands on GARM_LEDGER")
 	flags.BoolVar(&o.Verbose, "verbose", false, "log at info level (default: warnings and errors)")
 	if err := flags.Parse(args); err != nil {
@@ -90,6 +92,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (Options, error) {
 	}
 	if *cluster {
 		o.Nodes, o.Replicas = ClusterNodes, ClusterReplicas
+		if err := clusterBinaries(&o); err != nil {
+			return o, err
+		}
 	}
 	o.Logs = stderr
 	return o, o.ValidateListeners()

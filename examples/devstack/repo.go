@@ -52,3 +52,28 @@ func declaresModule(gomod string) bool {
 	}
 	return false
 }
+
+// clusterBinaries defaults the cluster's nats-server and garmd binaries to
+// those make builds into .tmp/bin, and checks that both exist.
+func clusterBinaries(o *Options) error {
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	var problems []string
+	for _, b := range []struct {
+		path *string
+		name string
+	}{{&o.NATSServerBinary, "nats-server"}, {&o.GarmdBinary, "garmd"}} {
+		if *b.path == "" {
+			*b.path = filepath.Join(root, ".tmp", "bin", b.name)
+		}
+		if _, err := os.Stat(*b.path); err != nil {
+			problems = append(problems, fmt.Sprintf("--%s: %v (make %s builds it)", b.name, err, b.name))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("the cluster runs its nodes and replicas as processes: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
