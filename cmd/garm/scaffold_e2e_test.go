@@ -7,8 +7,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/garm-dev/garm/catalogue-builder/natsperm"
+	"github.com/garm-dev/garm/devkit/devplane"
 )
 
 // TestTheAuthorsPathBuildsTestsAndCataloguesAFreshScaffold is the author's
@@ -55,6 +59,75 @@ func TestTheAuthorsPathBuildsTestsAndCataloguesAFreshScaffold(t *testing.T) {
 	if info, err := os.Stat(artifact); err != nil || info.Size() == 0 {
 		t.Errorf("garm catalogue build wrote no artifact: %v", err)
 	}
+
+	// garm dev on the scaffold's catalogue and personas, the author's own
+	// process serving the tools on the printed bus, and garm call.
+	p := startAuthorsPlane(t, dir)
+	bin := filepath.Join(t.TempDir(), "hr")
+	build := exec.CommandContext(ctx, goBin, "build", "-o", bin, ".")
+	build.Dir, build.Env = dir, env
+	if combined, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build of the scaffold's main: %v\n%s", err, combined)
+	}
+	urls := p.URLs()
+	seed := filepath.Join(urls.NATSSeeds, natsperm.ToolUser("hr.v1")+".nk")
+	service := exec.CommandContext(ctx, bin, "--nats", urls.NATS, "--nats-nkey", seed)
+	var serviceLog syncBuffer
+	service.Stdout, service.Stderr = &serviceLog, &serviceLog
+	if err := service.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = service.Process.Signal(syscall.SIGTERM)
+		_ = service.Wait()
+		if t.Failed() {
+			t.Logf("the scaffold's service:\n%s", serviceLog.String())
+		}
+	})
+	var code int
+	var answer string
+	for deadline := time.Now().Add(waitTimeout); ; {
+		code, answer = garm(t, p, "call", "hr.v1.get_employee", "--as", "alice", `{"employee_id": "E-1001"}`)
+		if code == exitOK || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // the service is still connecting: the call answers 503
+	}
+	if code != exitOK {
+		t.Fatalf("garm call of the scaffold's read tool: exit %d:\n%s", code, answer)
+	}
+	mustContain(t, answer, "HTTP 200", "ledger ok")
+	// bob, an employee, sees the email's domain only.
+	if code, answer = garm(t, p, "call", "hr.v1.get_employee", "--as", "bob", `{"employee_id": "E-1001"}`); code != exitOK || !strings.Contains(answer, "***@") {
+		t.Fatalf("garm call as bob: exit %d:\n%s", code, answer)
+	}
+}
+
+// startAuthorsPlane runs the dev plane as `garm dev` does in the
+// scaffold's directory: its catalogue.yaml and personas.yaml, no tool
+// served in process, every listener on a free loopback port.
+func startAuthorsPlane(t *testing.T, dir string) *devplane.Plane {
+	t.Helper()
+	o := devplane.DefaultOptions()
+	o.NATSListen, o.IdPListen, o.Listen, o.AdminListen, o.DevListen = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+	o.Catalogue = filepath.Join(dir, "catalogue.yaml")
+	o.Personas = filepath.Join(dir, "personas.yaml")
+	o.Services = nil
+	o.Logs = &syncBuffer{}
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	p, err := devplane.Start(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+		defer cancel()
+		if err := p.Close(ctx); err != nil {
+			t.Errorf("closing the plane: %v", err)
+		}
+	})
+	return p
 }
 
 // seedGoSum writes the scaffold's go.sum from this module's and buf's
