@@ -53,17 +53,26 @@ func calculatorCatalogue(t *testing.T) (manifest, protoFile string) {
 // port, and closes it when the test ends.
 func startPlane(t *testing.T, manifest string) *devplane.Plane {
 	t.Helper()
-	o := devplane.DefaultOptions()
-	o.NATSListen, o.IdPListen, o.Listen, o.AdminListen, o.DevListen = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
-	o.Catalogue = manifest
-	o.Personas = repoFile("examples", "bank", "personas.yaml")
-	o.Services = func(opts ...garmtool.Option) ([]devplane.Service, error) {
+	return startPlaneOn(t, manifest, repoFile("examples", "bank", "personas.yaml"), func(opts ...garmtool.Option) ([]devplane.Service, error) {
 		svc := garmtool.New("calc", "0.1.0", opts...)
 		if err := calcv1.ServeCalculator(svc, calculator.Calculator{}); err != nil {
 			return nil, err
 		}
 		return []devplane.Service{{Name: "calculator", Package: "calc.v1", Service: svc}}, nil
-	}
+	})
+}
+
+// startPlaneOn runs the dev plane as `garm dev` does, on manifest with
+// personas and the tool services services serves in process (nil: the
+// author runs their own), every listener on a free loopback port, and
+// closes it when the test ends.
+func startPlaneOn(t *testing.T, manifest, personas string, services func(...garmtool.Option) ([]devplane.Service, error)) *devplane.Plane {
+	t.Helper()
+	o := devplane.DefaultOptions()
+	o.NATSListen, o.IdPListen, o.Listen, o.AdminListen, o.DevListen = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+	o.Catalogue = manifest
+	o.Personas = personas
+	o.Services = services
 	logs := &syncBuffer{}
 	o.Logs = logs
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)

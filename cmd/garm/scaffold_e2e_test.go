@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/garm-dev/garm/catalogue-builder/natsperm"
-	"github.com/garm-dev/garm/devkit/devplane"
 )
 
 // TestTheAuthorsPathBuildsTestsAndCataloguesAFreshScaffold is the author's
@@ -22,9 +21,6 @@ import (
 // module proxy is off, and -mod=mod lets go complete the scaffold's go.mod
 // from the module cache, as `go mod tidy` would online.
 func TestTheAuthorsPathBuildsTestsAndCataloguesAFreshScaffold(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and tests a whole scaffold with the go command; run without -short")
-	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("the go command is not on PATH: %v", err)
@@ -62,7 +58,7 @@ func TestTheAuthorsPathBuildsTestsAndCataloguesAFreshScaffold(t *testing.T) {
 
 	// garm dev on the scaffold's catalogue and personas, the author's own
 	// process serving the tools on the printed bus, and garm call.
-	p := startAuthorsPlane(t, dir)
+	p := startPlaneOn(t, filepath.Join(dir, "catalogue.yaml"), filepath.Join(dir, "personas.yaml"), nil)
 	bin := filepath.Join(t.TempDir(), "hr")
 	build := exec.CommandContext(ctx, goBin, "build", "-o", bin, ".")
 	build.Dir, build.Env = dir, env
@@ -101,33 +97,6 @@ func TestTheAuthorsPathBuildsTestsAndCataloguesAFreshScaffold(t *testing.T) {
 	if code, answer = garm(t, p, "call", "hr.v1.get_employee", "--as", "bob", `{"employee_id": "E-1001"}`); code != exitOK || !strings.Contains(answer, "***@") {
 		t.Fatalf("garm call as bob: exit %d:\n%s", code, answer)
 	}
-}
-
-// startAuthorsPlane runs the dev plane as `garm dev` does in the
-// scaffold's directory: its catalogue.yaml and personas.yaml, no tool
-// served in process, every listener on a free loopback port.
-func startAuthorsPlane(t *testing.T, dir string) *devplane.Plane {
-	t.Helper()
-	o := devplane.DefaultOptions()
-	o.NATSListen, o.IdPListen, o.Listen, o.AdminListen, o.DevListen = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
-	o.Catalogue = filepath.Join(dir, "catalogue.yaml")
-	o.Personas = filepath.Join(dir, "personas.yaml")
-	o.Services = nil
-	o.Logs = &syncBuffer{}
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	p, err := devplane.Start(ctx, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-		defer cancel()
-		if err := p.Close(ctx); err != nil {
-			t.Errorf("closing the plane: %v", err)
-		}
-	})
-	return p
 }
 
 // seedGoSum writes the scaffold's go.sum from this module's and buf's
