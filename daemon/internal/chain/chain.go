@@ -311,15 +311,18 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 		return nil, err
 	}
 	// The governance writes on the bus are bounded by the call's deadline:
-	// none outlives the answer it decides.
-	governed, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	if err := c.writeAhead(governed, tool, st.row); err != nil {
-		return nil, err
-	}
-	// The spend is the last act before the request goes to the tool.
-	if err := c.spend(governed, tool, approval, st.row.EventId); err != nil {
-		return nil, err
+	// none outlives the answer it decides. A tool that declares none costs
+	// no context.
+	if audited(tool) || needsGrant(tool) {
+		governed, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
+		if err := c.writeAhead(governed, tool, st.row); err != nil {
+			return nil, err
+		}
+		// The spend is the last act before the request goes to the tool.
+		if err := c.spend(governed, tool, approval, st.row.EventId); err != nil {
+			return nil, err
+		}
 	}
 	st.dispatched = true
 	out, err := c.Dispatch.Call(ctx, tool, dispatch.Invocation(p, hop), in)

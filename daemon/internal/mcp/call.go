@@ -20,7 +20,7 @@ const unroutablePrefix = "mcp:"
 // callTool answers tools/call by running the chain in process: the
 // arguments are the request body, the result is the chain's answer mapped
 // by one table (mapping.go).
-func (s *Server) callTool(w http.ResponseWriter, r *http.Request, start time.Time, gen *catalogue.Generation, p *call.Principal, req *rpcRequest, e era) {
+func (s *Server) callTool(w http.ResponseWriter, r *http.Request, headers *chain.Request, start time.Time, gen *catalogue.Generation, p *call.Principal, req *rpcRequest, e era) {
 	if req.params == nil {
 		writeError(w, req.id, errInvalidParams)
 		return
@@ -54,7 +54,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, start time.Tim
 			return
 		}
 	}
-	in, err := readCall(r.Header, meta)
+	in, err := readCall(r.Header, headers, meta)
 	if err != nil {
 		s.recordRefusal(start, gen, p, e.clientName, deny.Deny(deny.InvalidArgument, err.Error()))
 		writeError(w, req.id, errInvalidParams)
@@ -108,11 +108,10 @@ type callInput struct {
 // given in both places is refused, even with the same value: garmd reads
 // every security-relevant value once. This is the one place MCP reads the
 // HTTP headers of a call.
-func readCall(h http.Header, meta map[string]json.RawMessage) (callInput, error) {
-	// The headers' values as the tool plane reads them: a repeated
-	// traceparent dropped, tracestate fields combined (decision 0032).
-	var headers chain.Request
-	toolplane.ReadHeaders(h, &headers)
+//
+// headers is h as toolplane.ReadHeaders read it at the gate: a repeated
+// traceparent dropped, tracestate fields combined (decision 0032).
+func readCall(h http.Header, headers *chain.Request, meta map[string]json.RawMessage) (callInput, error) {
 	var in callInput
 	for _, f := range []struct {
 		key, header string

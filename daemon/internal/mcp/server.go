@@ -275,7 +275,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, nil, errInvalidRequest)
 			return
 		}
-		s.callTool(w, r, start, gen, p, req, era)
+		s.callTool(w, r, &headers, start, gen, p, req, era)
 	case "initialize", "ping", "server/discover", "notifications/initialized", "notifications/cancelled":
 		s.forward(w, r, body)
 	default:
