@@ -1,8 +1,6 @@
 package codec
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
@@ -69,12 +67,15 @@ var (
 	// of every input schema, violation and listing: a caller never meets a
 	// second spelling of one field (docs/decisions/0038).
 	jsonOut = protojson.MarshalOptions{AllowPartial: true, UseProtoNames: true}
-	binIn   = proto.UnmarshalOptions{DiscardUnknown: false}
-	binOut  = proto.MarshalOptions{AllowPartial: true}
+	// Decoding is into a new message: Merge spares the reset a decode
+	// would otherwise begin with, which on a dynamic message allocates
+	// its maps a second time.
+	binIn  = proto.UnmarshalOptions{DiscardUnknown: false, Merge: true}
+	binOut = proto.MarshalOptions{AllowPartial: true}
 	// Answers are deterministic: the same answer is the same bytes, so a
 	// caller or a cache comparing two answers compares their data.
 	answerOut = proto.MarshalOptions{AllowPartial: true, Deterministic: true}
-	replyIn   = proto.UnmarshalOptions{DiscardUnknown: true, AllowPartial: true}
+	replyIn   = proto.UnmarshalOptions{DiscardUnknown: true, AllowPartial: true, Merge: true}
 )
 
 // DecodeRequest decodes body into a new message of md. An empty body is the
@@ -128,22 +129,48 @@ func EncodeBinary(msg protoreflect.Message) ([]byte, error) {
 }
 
 // EncodeAnswer writes the answer in the caller's encoding. JSON answers are
-// compacted: protojson varies its whitespace on purpose, and a caller (or a
+// compact: protojson varies its whitespace on purpose, and a caller (or a
 // test) comparing two answers should see the same bytes for the same data.
+// The answer is encoded once; its whitespace is taken out in place.
 func EncodeAnswer(msg protoreflect.Message, asJSON bool) ([]byte, error) {
 	if !asJSON {
 		return answerOut.Marshal(msg.Interface())
 	}
-	b, err := jsonOut.Marshal(msg.Interface())
+	b, err := jsonOut.MarshalAppend(make([]byte, 0, answerGuess), msg.Interface())
 	if err != nil {
 		return nil, err
 	}
-	var out bytes.Buffer
-	out.Grow(len(b))
-	if err := json.Compact(&out, b); err != nil {
-		return nil, err
+	return compactInPlace(b), nil
+}
+
+// answerGuess is the buffer a JSON answer starts in: a small answer fits,
+// and a larger one grows it.
+const answerGuess = 128
+
+// compactInPlace removes the whitespace between the tokens of b, a JSON
+// text: whitespace outside strings. What remains is b's prefix.
+func compactInPlace(b []byte) []byte {
+	out, inString, escaped := 0, false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		}
+		b[out] = c
+		out++
 	}
-	return out.Bytes(), nil
+	return b[:out]
 }
 
 // unknownAt returns the path of the first message holding unknown fields,
