@@ -86,7 +86,7 @@ func DecodeRequest(md protoreflect.MessageDescriptor, body []byte, json bool) (p
 		return msg, nil
 	}
 	if json {
-		if err := jsonIn.Unmarshal(body, msg); err != nil {
+		if err := jsonIn.Unmarshal(body, fresh{msg}); err != nil {
 			return nil, fmt.Errorf("the JSON body does not decode: %w", err)
 		}
 		return msg, nil
@@ -123,9 +123,22 @@ func unmarshal(o proto.UnmarshalOptions, body []byte, msg protoreflect.Message) 
 	return o.Unmarshal(body, msg.Interface())
 }
 
+// fresh is a new dynamic message as protojson receives it: without the
+// Reset method, so the reset protojson begins every decode with clears the
+// empty message in place instead of allocating its maps a second time.
+type fresh struct{ m *dynamicpb.Message }
+
+func (f fresh) ProtoReflect() protoreflect.Message { return f.m }
+
 // EncodeBinary is the request as the hop carries it.
 func EncodeBinary(msg protoreflect.Message) ([]byte, error) {
 	return binOut.Marshal(msg.Interface())
+}
+
+// AppendBinary is EncodeBinary appending to dst, for a caller that reuses
+// its buffers.
+func AppendBinary(dst []byte, msg protoreflect.Message) ([]byte, error) {
+	return binOut.MarshalAppend(dst, msg.Interface())
 }
 
 // EncodeAnswer writes the answer in the caller's encoding. JSON answers are

@@ -123,7 +123,8 @@ func (d *Dispatcher) Ready(t *call.Tool) error {
 // until inv's deadline (or ctx, whichever ends first). It returns the
 // answer decoded as the tool's output, or a refusal.
 func (d *Dispatcher) Call(ctx context.Context, t *call.Tool, inv *toolv1.InvocationContext, req protoreflect.Message) (protoreflect.Message, error) {
-	body, err := codec.EncodeBinary(req)
+	bodyBuf := bodyBuffers.Get().(*[]byte)
+	body, err := codec.AppendBinary((*bodyBuf)[:0], req)
 	if err != nil {
 		return nil, deny.Fail(deny.Internal, "encode", "the request did not encode: "+err.Error())
 	}
@@ -135,6 +136,11 @@ func (d *Dispatcher) Call(ctx context.Context, t *call.Tool, inv *toolv1.Invocat
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	reply, err := d.transport.Request(ctx, &transport.Request{Subject: t.Subject, Invocation: header, Body: body})
+	// The transport has copied what it keeps of the body (transport.Request).
+	if cap(body) <= maxPooledBody {
+		*bodyBuf = body[:0]
+		bodyBuffers.Put(bodyBuf)
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, transport.ErrNoResponders):
@@ -164,6 +170,14 @@ func (d *Dispatcher) Call(ctx context.Context, t *call.Tool, inv *toolv1.Invocat
 	}
 	return out, nil
 }
+
+// bodyBuffers are the buffers requests are encoded in for the hop; a call
+// takes one and gives it back once the transport returns.
+var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBody bounds a body buffer kept for reuse: a large request's is
+// left to the collector rather than held.
+const maxPooledBody = 64 << 10
 
 // headerBuffers are the buffers invocations are encoded in; a call takes
 // one and gives it back once the header's string is made.
