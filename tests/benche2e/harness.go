@@ -67,6 +67,7 @@ type target struct {
 
 type options struct {
 	natsServer, garmd, calcd, catalogue string
+	compare                             string
 	rounds, callers                     int
 	phase, warmup, budget               time.Duration
 	targets                             string
@@ -80,6 +81,7 @@ func runHarness(ctx context.Context, args []string) error {
 	fs.StringVar(&o.natsServer, "nats-server", ".tmp/bin/nats-server", "nats-server `binary` (make nats-server)")
 	fs.StringVar(&o.garmd, "garmd", ".tmp/bin/garmd", "garmd `binary` (make garmd)")
 	fs.StringVar(&o.calcd, "calcd", ".tmp/bin/calcd", "calcd `binary`, the tool (make calcd)")
+	fs.StringVar(&o.compare, "compare", "", "a second garmd `binary` (another build) measured as the target \"compare\" in the same rounds, JSON body: before and after, paired")
 	fs.StringVar(&o.catalogue, "catalogue", ".tmp/catalogue/calculator.binpb", "the calculator's catalogue `file` (make catalogue)")
 	fs.IntVar(&o.rounds, "rounds", 5, "rounds; each measures every target once")
 	fs.IntVar(&o.callers, "callers", 32, "concurrent callers of the throughput phase")
@@ -140,6 +142,7 @@ type plane struct {
 	token    string
 	garmdP   *child
 	bridgeP  *child
+	compareP *child
 	idpSrv   *idp.Server
 }
 
@@ -153,7 +156,7 @@ func (p *plane) start(ctx context.Context, o options) ([]target, error) {
 			return nil, fmt.Errorf("%s: %w (make bench-e2e builds it)", bin, err)
 		}
 	}
-	ports, err := freePorts(4)
+	ports, err := freePorts(6)
 	if err != nil {
 		return nil, err
 	}
@@ -191,18 +194,29 @@ func (p *plane) start(ctx context.Context, o options) ([]target, error) {
 	if err := os.WriteFile(keyFile, []byte("benche2e's hash key, not a secret\n"), 0o600); err != nil {
 		return nil, err
 	}
-	listen, admin := loopback(ports[1]), loopback(ports[2])
+	startGarmd := func(name, bin string, listen, admin string) (*child, error) {
+		c, err := p.startChild(name, bin, o.garmdEnv, "serve",
+			"--catalogue", o.catalogue, "--nats", p.natsURL,
+			"--listen", listen, "--admin-listen", admin,
+			"--issuer", issuer.Issuer(), "--jwks", p.idpSrv.JWKSURL(), "--audience", issuer.Audience(),
+			"--hash-key-file", keyFile, "--ledger-stream", "--tool-timeout", callTimeout.String())
+		if err != nil {
+			return nil, err
+		}
+		return c, waitHTTP(ctx, c, "http://"+admin+"/readyz")
+	}
+	listen := loopback(ports[1])
 	p.garmdURL = "http://" + listen + route
-	p.garmdP, err = p.startChild("garmd", o.garmd, o.garmdEnv, "serve",
-		"--catalogue", o.catalogue, "--nats", p.natsURL,
-		"--listen", listen, "--admin-listen", admin,
-		"--issuer", issuer.Issuer(), "--jwks", p.idpSrv.JWKSURL(), "--audience", issuer.Audience(),
-		"--hash-key-file", keyFile, "--ledger-stream", "--tool-timeout", callTimeout.String())
-	if err != nil {
+	if p.garmdP, err = startGarmd("garmd", o.garmd, listen, loopback(ports[2])); err != nil {
 		return nil, err
 	}
-	if err := waitHTTP(ctx, p.garmdP, "http://"+admin+"/readyz"); err != nil {
-		return nil, err
+	var compareURL string
+	if o.compare != "" {
+		compareURL = "http://" + loopback(ports[4]) + route
+		if p.compareP, err = startGarmd("garmd-compare", o.compare, loopback(ports[4]), loopback(ports[5])); err != nil {
+			return nil, err
+		}
+		o.targets += ",compare"
 	}
 	bridgeAddr := loopback(ports[3])
 	p.bridge = "http://" + bridgeAddr + route
@@ -224,6 +238,8 @@ func (p *plane) start(ctx context.Context, o options) ([]target, error) {
 		"garmd": {name: "garmd", front: p.garmdP, args: []string{"--target", "http", "--url", p.garmdURL, "--token", p.token,
 			"--content-type", "application/json", "--body", jsonBody}},
 		"garmd-proto": {name: "garmd-proto", front: p.garmdP, args: []string{"--target", "http", "--url", p.garmdURL, "--token", p.token, "--body", bin}},
+		"compare": {name: "compare", front: p.compareP, args: []string{"--target", "http", "--url", compareURL, "--token", p.token,
+			"--content-type", "application/json", "--body", jsonBody}},
 	}
 	var targets []target
 	for name := range strings.SplitSeq(o.targets, ",") {

@@ -114,9 +114,10 @@ func header(o options, p *plane) string {
   bridge      bare net/http → NATS bridge, no policy, proto body  (the floor of any HTTP front end)
   garmd       garmd, ledger stream on, JSON body                  (what an agent sends)
   garmd-proto garmd, same call with the bridge's binary body
+  compare     with --compare: another garmd build, JSON body (e.g. before a change, garmd after it)
   %d rounds; each measures every target (order rotated per round): 1 caller, then %d callers, %s counted after %s warm-up
-  machine: %d CPUs, loadavg %s at start; garmd pid %d, bridge pid %d; garmd env %v
-`, route, o.rounds, o.callers, o.phase, o.warmup, runtime.NumCPU(), loadavg(), p.garmdP.pid(), p.bridgeP.pid(), []string(o.garmdEnv))
+  machine: %d CPUs, loadavg %s at start; garmd %s (pid %d), bridge pid %d; garmd env %v%s
+`, route, o.rounds, o.callers, o.phase, o.warmup, runtime.NumCPU(), loadavg(), o.garmd, p.garmdP.pid(), p.bridgeP.pid(), []string(o.garmdEnv), compared(o))
 }
 
 // ratio is one figure of a round, and how the table names it.
@@ -158,6 +159,11 @@ func ratios(callers int) []ratio {
 		{"garmd − bridge CPU per call, " + c + " callers", "µs", "", cpu("garmd", "bridge")},
 		{"garmd-proto / bridge throughput, " + c + " callers", "", "", tput("garmd-proto", "bridge")},
 		{"garmd-proto − bridge p50, 1 caller", "µs", "", added("garmd-proto", "bridge")},
+		{"garmd / compare throughput, " + c + " callers", "", "", tput("garmd", "compare")},
+		{"garmd − compare p50, 1 caller", "µs", "", added("garmd", "compare")},
+		{"garmd − compare CPU per call, " + c + " callers", "µs", "", cpu("garmd", "compare")},
+		{"compare / bridge throughput, " + c + " callers", "", "", tput("compare", "bridge")},
+		{"compare − bridge p50, 1 caller", "µs", "", added("compare", "bridge")},
 	}
 }
 
@@ -209,7 +215,7 @@ func table(rounds []round, o options) string {
 
 func targetNames(rounds []round) []string {
 	var names []string
-	for _, n := range []string{"direct", "bridge", "garmd", "garmd-proto"} {
+	for _, n := range []string{"direct", "bridge", "garmd", "garmd-proto", "compare"} {
 		if _, ok := rounds[0].by[n]; ok {
 			names = append(names, n)
 		}
@@ -237,4 +243,11 @@ func orDash(v float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f", v)
+}
+
+func compared(o options) string {
+	if o.compare == "" {
+		return ""
+	}
+	return "; compare " + o.compare
 }
