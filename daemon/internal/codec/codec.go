@@ -57,12 +57,12 @@ func ContentType(json bool) string {
 }
 
 // Required fields (proto2) are checked once, when the caller's request is
-// decoded; re-encoding that request for the hop, and the tool's answer, skip
-// the check (AllowPartial), which on dynamic messages costs a walk and
-// several allocations per call. A tool's own runtime checks what it
-// receives.
+// decoded, and only for a contract that has some (reachesRequired);
+// re-encoding that request for the hop, and the tool's answer, skip the
+// check (AllowPartial), which on dynamic messages costs a walk and several
+// allocations per call. A tool's own runtime checks what it receives.
 var (
-	jsonIn = protojson.UnmarshalOptions{DiscardUnknown: false}
+	jsonIn = protojson.UnmarshalOptions{DiscardUnknown: false, AllowPartial: true}
 	// Answers name fields as the contract does (customer_id), the spelling
 	// of every input schema, violation and listing: a caller never meets a
 	// second spelling of one field (docs/decisions/0038).
@@ -70,7 +70,7 @@ var (
 	// Decoding is into a new message: Merge spares the reset a decode
 	// would otherwise begin with, which on a dynamic message allocates
 	// its maps a second time.
-	binIn  = proto.UnmarshalOptions{DiscardUnknown: false, Merge: true}
+	binIn  = proto.UnmarshalOptions{DiscardUnknown: false, Merge: true, AllowPartial: true}
 	binOut = proto.MarshalOptions{AllowPartial: true}
 	// Answers are deterministic: the same answer is the same bytes, so a
 	// caller or a cache comparing two answers compares their data.
@@ -89,9 +89,15 @@ func DecodeRequest(md protoreflect.MessageDescriptor, body []byte, json bool) (p
 		if err := jsonIn.Unmarshal(body, fresh{msg}); err != nil {
 			return nil, fmt.Errorf("the JSON body does not decode: %w", err)
 		}
+		if err := checkRequired(md, msg); err != nil {
+			return nil, fmt.Errorf("the JSON body does not decode: %w", err)
+		}
 		return msg, nil
 	}
 	if err := unmarshal(binIn, body, msg); err != nil {
+		return nil, fmt.Errorf("the binary body does not decode: %w", err)
+	}
+	if err := checkRequired(md, msg); err != nil {
 		return nil, fmt.Errorf("the binary body does not decode: %w", err)
 	}
 	if path := unknownAt(msg, ""); path != "" {
