@@ -169,21 +169,19 @@ func ratios(callers int) []ratio {
 
 func table(rounds []round, o options) string {
 	var b strings.Builder
-	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(&b, "\nper round (calls/s at load; p50 at 1 caller; front end CPU per call at load):")
+	fmt.Fprintf(&b, "\nper round: calls/s with %d callers, p50 and p99 with 1 caller, the front end's CPU per call with %d callers\n", o.callers, o.callers)
 	names := targetNames(rounds)
-	fmt.Fprint(w, "round\tloadavg\t")
-	for _, n := range names {
-		fmt.Fprintf(w, "%s/s\t%s p50 µs\t%s cpu µs\t", n, n, n)
-	}
-	fmt.Fprintln(w)
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(w, "round\tloadavg\ttarget\tcalls/s\tp50 µs\tp99 µs\tcpu µs/call\t\n")
 	for i, r := range rounds {
-		fmt.Fprintf(w, "%d\t%s\t", i+1, r.loadavg)
-		for _, n := range names {
+		for j, n := range names {
 			m := r.by[n]
-			fmt.Fprintf(w, "%.0f\t%.0f\t%s\t", m.loaded.PerSecond, m.serial.P50us, orDash(m.cpuPerCall))
+			label, load := "", ""
+			if j == 0 {
+				label, load = strconv.Itoa(i+1), r.loadavg
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%s\t\n", label, load, n, m.loaded.PerSecond, m.serial.P50us, m.serial.P99us, orDash(m.cpuPerCall))
 		}
-		fmt.Fprintln(w)
 	}
 	w.Flush()
 
