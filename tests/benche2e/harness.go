@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -71,7 +72,7 @@ type options struct {
 	rounds, callers                     int
 	phase, warmup, budget               time.Duration
 	targets                             string
-	garmdEnv                            repeated
+	garmdEnv, compareEnv                repeated
 	keep                                bool
 }
 
@@ -90,6 +91,7 @@ func runHarness(ctx context.Context, args []string) error {
 	fs.DurationVar(&o.budget, "budget", 5*time.Minute, "the whole run stops by then, finished or not")
 	fs.StringVar(&o.targets, "targets", "direct,bridge,garmd,garmd-proto", "the targets measured, comma-separated (direct, bridge, garmd, garmd-proto)")
 	fs.Var(&o.garmdEnv, "garmd-env", "an extra `NAME=value` in garmd's environment, e.g. GOGC=400 (repeatable)")
+	fs.Var(&o.compareEnv, "compare-env", "an extra `NAME=value` in the compared garmd's environment, after --garmd-env's (repeatable): --compare .tmp/bin/garmd --compare-env GOGC=100 measures one build under two settings")
 	fs.BoolVar(&o.keep, "keep", false, "keep the working directory (the processes' logs) afterwards")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -194,8 +196,8 @@ func (p *plane) start(ctx context.Context, o options) ([]target, error) {
 	if err := os.WriteFile(keyFile, []byte("benche2e's hash key, not a secret\n"), 0o600); err != nil {
 		return nil, err
 	}
-	startGarmd := func(name, bin string, listen, admin string) (*child, error) {
-		c, err := p.startChild(name, bin, o.garmdEnv, "serve",
+	startGarmd := func(name, bin string, env []string, listen, admin string) (*child, error) {
+		c, err := p.startChild(name, bin, env, "serve",
 			"--catalogue", o.catalogue, "--nats", p.natsURL,
 			"--listen", listen, "--admin-listen", admin,
 			"--issuer", issuer.Issuer(), "--jwks", p.idpSrv.JWKSURL(), "--audience", issuer.Audience(),
@@ -207,13 +209,13 @@ func (p *plane) start(ctx context.Context, o options) ([]target, error) {
 	}
 	listen := loopback(ports[1])
 	p.garmdURL = "http://" + listen + route
-	if p.garmdP, err = startGarmd("garmd", o.garmd, listen, loopback(ports[2])); err != nil {
+	if p.garmdP, err = startGarmd("garmd", o.garmd, o.garmdEnv, listen, loopback(ports[2])); err != nil {
 		return nil, err
 	}
 	var compareURL string
 	if o.compare != "" {
 		compareURL = "http://" + loopback(ports[4]) + route
-		if p.compareP, err = startGarmd("garmd-compare", o.compare, loopback(ports[4]), loopback(ports[5])); err != nil {
+		if p.compareP, err = startGarmd("garmd-compare", o.compare, append(slices.Clone(o.garmdEnv), o.compareEnv...), loopback(ports[4]), loopback(ports[5])); err != nil {
 			return nil, err
 		}
 		o.targets += ",compare"

@@ -247,5 +247,5 @@ func compared(o options) string {
 	if o.compare == "" {
 		return ""
 	}
-	return "; compare " + o.compare
+	return fmt.Sprintf("; compare %s, its env %v", o.compare, append(slices.Clone(o.garmdEnv), o.compareEnv...))
 }
