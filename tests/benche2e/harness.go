@@ -129,6 +129,9 @@ func runHarness(ctx context.Context, args []string) error {
 	}
 	if err != nil {
 		o.keep = true
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("--budget %s reached (%w)", o.budget, err)
+		}
 		return fmt.Errorf("stopped after %d of %d rounds: %w", len(rounds), o.rounds, err)
 	}
 	return nil
