@@ -143,5 +143,10 @@ vulncheck: tools ## Fail on any known vulnerability that affects the code (govul
 bench: ## Run the benchmarks.
 	go test -run '^$$' -bench . -benchmem ./...
 
+.PHONY: bench-e2e
+bench-e2e: nats-server garmd calcd catalogue ## Measure garmd against a bare HTTP→NATS bridge and direct NATS, each in its own processes on loopback, in paired rounds; prints the table (bounded: ARGS=--budget 5m by default).
+	go build -o $(BIN)/benche2e ./tests/benche2e
+	$(BIN)/benche2e run --nats-server $(BIN)/nats-server --garmd $(BIN)/garmd --calcd $(BIN)/calcd --catalogue .tmp/catalogue/calculator.binpb $(ARGS)
+
 .PHONY: ci
 ci: checkgenerate lint vulncheck test ## What CI runs: checkgenerate, lint, vulncheck, test.

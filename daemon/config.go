@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/garm-dev/garm/daemon/internal/catalogue/source"
+	"github.com/garm-dev/garm/daemon/internal/gctarget"
 )
 
 // Config is garmd's configuration: one field per `garmd serve` flag (SPEC
@@ -96,6 +97,13 @@ type Config struct {
 	// (--max-in-flight).
 	MaxInFlight int
 
+	// GOGC is the garbage collector's target (--gogc): "auto" lets garmd
+	// choose from the memory limit it can see, "off" or a percentage sets
+	// it; a GOGC environment variable always wins (docs/decisions/0066).
+	// Empty leaves the process's runtime as it is, for a program that
+	// embeds garmd and tunes its own.
+	GOGC string
+
 	// How garmd reaches the bus and who may reach garmd (decision 0040).
 	// Every secret is a file, never a flag's value; at most one of
 	// NATSCreds, NATSNKey and NATSUserFile.
@@ -141,6 +149,7 @@ func DefaultConfig() Config {
 		IdleTimeout:    2 * time.Minute,
 		MaxHeaderBytes: 64 << 10,
 		MaxInFlight:    1024,
+		GOGC:           gctarget.Auto,
 	}
 }
 
@@ -232,6 +241,11 @@ func (c Config) planeProblems() []string {
 	}
 	if c.MaxHeaderBytes < minHeaderBytes || c.MaxHeaderBytes > maxHeaderBytes {
 		problems = append(problems, fmt.Sprintf("--max-header-bytes %d is outside [%d, %d]: headers carry a token and a grant of up to 16 KiB each", c.MaxHeaderBytes, minHeaderBytes, maxHeaderBytes))
+	}
+	if c.GOGC != "" {
+		if err := gctarget.Validate(c.GOGC); err != nil {
+			problems = append(problems, err.Error())
+		}
 	}
 	if c.MaxInFlight <= 0 {
 		problems = append(problems, fmt.Sprintf("--max-in-flight %d is not positive", c.MaxInFlight))

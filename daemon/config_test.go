@@ -24,6 +24,7 @@ func TestValidateReportsEveryProblemAtOnce(t *testing.T) {
 	cfg.ToolTimeout = 0
 	cfg.MaxTools = -1
 	cfg.Audience = " "
+	cfg.GOGC = "lots"
 	err := cfg.Validate()
 	var ce *garmd.ConfigError
 	if !errors.As(err, &ce) {
@@ -39,20 +40,22 @@ func TestValidateReportsEveryProblemAtOnce(t *testing.T) {
 		"holds 9 bytes of key",
 		"--tool-timeout",
 		"--max-tools -1",
+		`--gogc "lots"`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the problems do not mention %q:\n%v", want, err)
 		}
 	}
-	if len(ce.Problems) != 9 {
-		t.Errorf("%d problems, want 9:\n%v", len(ce.Problems), err)
+	if len(ce.Problems) != 10 {
+		t.Errorf("%d problems, want 10:\n%v", len(ce.Problems), err)
 	}
 }
 
 func TestTheDefaultsAreTheSpecs(t *testing.T) {
 	cfg := garmd.DefaultConfig()
 	if cfg.NATS != "nats://127.0.0.1:4222" || cfg.Listen != "127.0.0.1:7440" || cfg.AdminListen != "127.0.0.1:7441" ||
-		cfg.Audience != "garm" || cfg.ToolTimeout != 30*time.Second || cfg.MaxTools != 0 || cfg.LedgerStream {
+		cfg.Audience != "garm" || cfg.ToolTimeout != 30*time.Second || cfg.MaxTools != 0 || cfg.LedgerStream ||
+		cfg.GOGC != "auto" {
 		t.Fatalf("%+v", cfg)
 	}
 }

@@ -76,6 +76,7 @@ func TestTheStartupReportSaysWhatGarmdIsAndWillDo(t *testing.T) {
 		`"msg":"garmd: listening"`, `"bus":"` + s.bus.url,
 		`"msg":"garmd: trusted issuer"`, `"issuer":"` + s.idp.Issuer(),
 		`"msg":"garmd: ledger"`, `log lines`,
+		`"msg":"garmd: garbage collector","gogc":`, `"chosen_by":`,
 		`"refresh":"read once from a file at start`,
 		`approval grants (step 5): off (--grant-issuer)`,
 		`MODE_GRANT (needs step 5)`,

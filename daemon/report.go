@@ -8,10 +8,12 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
+	"github.com/garm-dev/garm/daemon/internal/gctarget"
 	"github.com/garm-dev/garm/runtime/wire"
 )
 
@@ -40,6 +42,8 @@ type Report struct {
 	Refresh         string
 	Steps           []string
 	Refuses         []string
+	// GC is the garbage collector's target, when garmd set one.
+	GC *gctarget.Decision
 }
 
 type catalogueReport struct {
@@ -135,6 +139,7 @@ func newReport(ctx context.Context, d *Daemon, gen *catalogue.Generation, heap u
 		BusTLS:  busTLS(d.nc),
 		Ledger:  "log lines (garm.ledger) on garmd's log",
 		Refresh: refreshes(d.cfg),
+		GC:      d.gc,
 	}
 	r.Steps, r.Refuses = stepsReport(d.opt.steps, d.cfg.GrantIssuer)
 	r.SpentGrants, r.SpentGrantsWarn = spentGrantsAccess(ctx, d.nc)
@@ -180,6 +185,10 @@ func (r *Report) log(l *slog.Logger) {
 		l.Info("garmd: trusted issuer", "issuer", iss.Issuer, "jwks", iss.JWKS)
 	}
 	l.Info("garmd: ledger", "to", r.Ledger)
+	if g := r.GC; g != nil {
+		l.Info("garmd: garbage collector", "gogc", gogcText(g.Percent), "memory_limit", memoryLimitText(g.MemoryLimit),
+			"chosen_by", g.Source, "because", g.Reason)
+	}
 	l.Info("garmd: optional steps", "steps", strings.Join(r.Steps, "; "))
 	l.Info("garmd: these declarations refuse to mount", "declarations", strings.Join(r.Refuses, "; "))
 }
@@ -243,4 +252,29 @@ func Check(w io.Writer, c CheckConfig) error {
 	}
 	fmt.Fprintln(w, "would mount")
 	return nil
+}
+
+// applyGC chooses and applies the garbage collector's target for setting
+// in this process's environment.
+func applyGC(setting string) *gctarget.Decision {
+	d, err := gctarget.Choose(setting, gctarget.FromProcess())
+	if err != nil { // Validate refused it already
+		return nil
+	}
+	d = gctarget.Apply(d)
+	return &d
+}
+
+func gogcText(percent int) string {
+	if percent < 0 {
+		return "off"
+	}
+	return strconv.Itoa(percent)
+}
+
+func memoryLimitText(limit int64) string {
+	if limit <= 0 {
+		return "none"
+	}
+	return strconv.FormatInt(limit>>20, 10) + " MiB"
 }

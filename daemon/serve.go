@@ -18,6 +18,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/chain/dispatch"
 	"github.com/garm-dev/garm/daemon/internal/chain/input"
 	"github.com/garm-dev/garm/daemon/internal/chain/redact"
+	"github.com/garm-dev/garm/daemon/internal/gctarget"
 	"github.com/garm-dev/garm/daemon/internal/ledger"
 	ledgerjs "github.com/garm-dev/garm/daemon/internal/ledger/jetstream"
 	"github.com/garm-dev/garm/daemon/internal/ledger/logsink"
@@ -52,7 +53,10 @@ const (
 // Daemon is a garmd that has loaded its catalogue, connected to the bus and
 // bound its listeners, ready to Run.
 type Daemon struct {
-	cfg     Config
+	cfg Config
+	// gc is the garbage collector's target applied at start, when Config
+	// asked for one.
+	gc      *gctarget.Decision
 	logger  *slog.Logger
 	serving *catalogue.Serving
 	nc      *nats.Conn
@@ -118,6 +122,11 @@ func New(ctx context.Context, cfg Config) (*Daemon, error) {
 func (d *Daemon) open(ctx context.Context) error {
 	cfg, logger := d.cfg, d.logger
 
+	// Before the catalogue is loaded: the load is garmd's largest
+	// allocation.
+	if cfg.GOGC != "" {
+		d.gc = applyGC(cfg.GOGC)
+	}
 	hashKey, err := ReadHashKey(cfg.HashKeyFile)
 	if err != nil {
 		return fmt.Errorf("--hash-key-file: %w", err)

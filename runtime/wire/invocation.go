@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"google.golang.org/protobuf/proto"
@@ -34,23 +35,42 @@ var (
 // base64 of its binary protobuf. It refuses what DecodeInvocation would
 // refuse, so a value it returns always decodes.
 func EncodeInvocation(inv *toolv1.InvocationContext) (string, error) {
+	value, err := AppendInvocation(nil, inv)
+	if err != nil {
+		return "", err
+	}
+	return string(value), nil
+}
+
+// AppendInvocation is EncodeInvocation appending the header value to dst,
+// for a caller that reuses its buffers: a sender of many calls then
+// allocates only the header's string.
+func AppendInvocation(dst []byte, inv *toolv1.InvocationContext) ([]byte, error) {
 	if inv.GetCallId() == "" {
-		return "", ErrNoCallID
+		return dst, ErrNoCallID
 	}
 	if d := inv.GetDeadline(); d != nil {
 		if err := d.CheckValid(); err != nil {
-			return "", fmt.Errorf("%w: deadline: %v", ErrMalformedInvocation, err)
+			return dst, fmt.Errorf("%w: deadline: %v", ErrMalformedInvocation, err)
 		}
 	}
-	raw, err := proto.Marshal(inv)
+	start := len(dst)
+	// The binary form goes first, after dst; its base64 after that, which
+	// then moves down over it.
+	out, err := proto.MarshalOptions{}.MarshalAppend(dst, inv)
 	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrMalformedInvocation, err)
+		return dst, fmt.Errorf("%w: %v", ErrMalformedInvocation, err)
 	}
-	value := base64.StdEncoding.EncodeToString(raw)
-	if len(value) > MaxInvocationHeaderSize {
-		return "", fmt.Errorf("%w: %d bytes encoded, more than %d", ErrMalformedInvocation, len(value), MaxInvocationHeaderSize)
+	rawLen := len(out) - start
+	n := base64.StdEncoding.EncodedLen(rawLen)
+	if n > MaxInvocationHeaderSize {
+		return dst, fmt.Errorf("%w: %d bytes encoded, more than %d", ErrMalformedInvocation, n, MaxInvocationHeaderSize)
 	}
-	return value, nil
+	out = slices.Grow(out, n)
+	encoded := out[start+rawLen : start+rawLen+n]
+	base64.StdEncoding.Encode(encoded, out[start:start+rawLen])
+	copy(out[start:start+n], encoded)
+	return out[:start+n], nil
 }
 
 // DecodeInvocation decodes an InvocationHeader value. It is an error when the

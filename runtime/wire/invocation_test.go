@@ -161,3 +161,27 @@ func TestTheInvocationTravelsOnTheContext(t *testing.T) {
 		t.Fatal("a derived context lost the invocation")
 	}
 }
+
+// AppendInvocation appends exactly EncodeInvocation's value, whatever dst
+// holds and whatever room it has; a refusal leaves dst as it was.
+func TestAppendInvocationAppendsTheEncodedValue(t *testing.T) {
+	inv := fullInvocation()
+	want := encode(t, inv)
+	for _, dst := range [][]byte{nil, []byte("prefix:"), make([]byte, 3, 4096)} {
+		before := string(dst)
+		got, err := wire.AppendInvocation(dst, inv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != before+want {
+			t.Errorf("appended to %q: %q, want %q", before, got, before+want)
+		}
+	}
+	huge := fullInvocation()
+	huge.Tracestate = strings.Repeat("x", wire.MaxInvocationHeaderSize)
+	dst := []byte("kept")
+	got, err := wire.AppendInvocation(dst, huge)
+	if !errors.Is(err, wire.ErrMalformedInvocation) || string(got) != "kept" {
+		t.Errorf("an oversized invocation: %q, %v; want dst unchanged and ErrMalformedInvocation", got, err)
+	}
+}

@@ -103,6 +103,7 @@ func serveFlags(cfg *garmd.Config, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "close a kept-alive connection idle this long")
 	fs.IntVar(&cfg.MaxHeaderBytes, "max-header-bytes", cfg.MaxHeaderBytes, "the largest request header block, in `bytes`")
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", cfg.MaxInFlight, "the most calls read or run at once; more are answered 503 with Retry-After")
+	fs.StringVar(&cfg.GOGC, "gogc", cfg.GOGC, "the garbage collector's `target`: auto (chosen from GOMEMLIMIT or the container's memory limit), off, or a percentage; a GOGC environment variable always wins")
 	busFlags(fs, cfg)
 	fs.BoolVar(&cfg.MCP, "mcp", cfg.MCP, "serve the Model Context Protocol at POST /mcp on the tool plane, with /.well-known/oauth-protected-resource")
 	fs.StringVar(&cfg.MCPResource, "mcp-resource", cfg.MCPResource, "the MCP endpoint's canonical `url`: named by the metadata, accepted as a token's aud (default: http://<--listen>/mcp)")

@@ -1,8 +1,6 @@
 package codec
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
@@ -59,22 +57,25 @@ func ContentType(json bool) string {
 }
 
 // Required fields (proto2) are checked once, when the caller's request is
-// decoded; re-encoding that request for the hop, and the tool's answer, skip
-// the check (AllowPartial), which on dynamic messages costs a walk and
-// several allocations per call. A tool's own runtime checks what it
-// receives.
+// decoded, and only for a contract that has some (reachesRequired);
+// re-encoding that request for the hop, and the tool's answer, skip the
+// check (AllowPartial), which on dynamic messages costs a walk and several
+// allocations per call. A tool's own runtime checks what it receives.
 var (
-	jsonIn = protojson.UnmarshalOptions{DiscardUnknown: false}
+	jsonIn = protojson.UnmarshalOptions{DiscardUnknown: false, AllowPartial: true}
 	// Answers name fields as the contract does (customer_id), the spelling
 	// of every input schema, violation and listing: a caller never meets a
 	// second spelling of one field (docs/decisions/0038).
 	jsonOut = protojson.MarshalOptions{AllowPartial: true, UseProtoNames: true}
-	binIn   = proto.UnmarshalOptions{DiscardUnknown: false}
-	binOut  = proto.MarshalOptions{AllowPartial: true}
+	// Decoding is into a new message: Merge spares the reset a decode
+	// would otherwise begin with, which on a dynamic message allocates
+	// its maps a second time.
+	binIn  = proto.UnmarshalOptions{DiscardUnknown: false, Merge: true, AllowPartial: true}
+	binOut = proto.MarshalOptions{AllowPartial: true}
 	// Answers are deterministic: the same answer is the same bytes, so a
 	// caller or a cache comparing two answers compares their data.
 	answerOut = proto.MarshalOptions{AllowPartial: true, Deterministic: true}
-	replyIn   = proto.UnmarshalOptions{DiscardUnknown: true, AllowPartial: true}
+	replyIn   = proto.UnmarshalOptions{DiscardUnknown: true, AllowPartial: true, Merge: true}
 )
 
 // DecodeRequest decodes body into a new message of md. An empty body is the
@@ -85,12 +86,18 @@ func DecodeRequest(md protoreflect.MessageDescriptor, body []byte, json bool) (p
 		return msg, nil
 	}
 	if json {
-		if err := jsonIn.Unmarshal(body, msg); err != nil {
+		if err := jsonIn.Unmarshal(body, fresh{msg}); err != nil {
+			return nil, fmt.Errorf("the JSON body does not decode: %w", err)
+		}
+		if err := checkRequired(md, msg); err != nil {
 			return nil, fmt.Errorf("the JSON body does not decode: %w", err)
 		}
 		return msg, nil
 	}
 	if err := unmarshal(binIn, body, msg); err != nil {
+		return nil, fmt.Errorf("the binary body does not decode: %w", err)
+	}
+	if err := checkRequired(md, msg); err != nil {
 		return nil, fmt.Errorf("the binary body does not decode: %w", err)
 	}
 	if path := unknownAt(msg, ""); path != "" {
@@ -122,28 +129,67 @@ func unmarshal(o proto.UnmarshalOptions, body []byte, msg protoreflect.Message) 
 	return o.Unmarshal(body, msg.Interface())
 }
 
+// fresh is a new dynamic message as protojson receives it: without the
+// Reset method, so the reset protojson begins every decode with clears the
+// empty message in place instead of allocating its maps a second time.
+type fresh struct{ m *dynamicpb.Message }
+
+func (f fresh) ProtoReflect() protoreflect.Message { return f.m }
+
 // EncodeBinary is the request as the hop carries it.
 func EncodeBinary(msg protoreflect.Message) ([]byte, error) {
 	return binOut.Marshal(msg.Interface())
 }
 
+// AppendBinary is EncodeBinary appending to dst, for a caller that reuses
+// its buffers.
+func AppendBinary(dst []byte, msg protoreflect.Message) ([]byte, error) {
+	return binOut.MarshalAppend(dst, msg.Interface())
+}
+
 // EncodeAnswer writes the answer in the caller's encoding. JSON answers are
-// compacted: protojson varies its whitespace on purpose, and a caller (or a
+// compact: protojson varies its whitespace on purpose, and a caller (or a
 // test) comparing two answers should see the same bytes for the same data.
+// The answer is encoded once; its whitespace is taken out in place.
 func EncodeAnswer(msg protoreflect.Message, asJSON bool) ([]byte, error) {
 	if !asJSON {
 		return answerOut.Marshal(msg.Interface())
 	}
-	b, err := jsonOut.Marshal(msg.Interface())
+	b, err := jsonOut.MarshalAppend(make([]byte, 0, answerGuess), msg.Interface())
 	if err != nil {
 		return nil, err
 	}
-	var out bytes.Buffer
-	out.Grow(len(b))
-	if err := json.Compact(&out, b); err != nil {
-		return nil, err
+	return compactInPlace(b), nil
+}
+
+// answerGuess is the buffer a JSON answer starts in: a small answer fits,
+// and a larger one grows it.
+const answerGuess = 128
+
+// compactInPlace removes the whitespace between the tokens of b, a JSON
+// text: whitespace outside strings. What remains is b's prefix.
+func compactInPlace(b []byte) []byte {
+	out, inString, escaped := 0, false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		}
+		b[out] = c
+		out++
 	}
-	return out.Bytes(), nil
+	return b[:out]
 }
 
 // unknownAt returns the path of the first message holding unknown fields,

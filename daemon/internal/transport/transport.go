@@ -11,7 +11,9 @@ type Request struct {
 	Subject string
 	// Invocation is the Garm-Invocation header's value.
 	Invocation string
-	// Body is the request in binary protobuf.
+	// Body is the request in binary protobuf. It is the caller's again once
+	// Request returns (the dispatcher reuses it): a transport copies what
+	// it keeps beyond that.
 	Body []byte
 }
 

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/deny"
@@ -156,7 +157,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, authorization string, 
 	if a.cache == nil || reflect.TypeOf(tax).Kind() != reflect.Pointer {
 		return a.verify(ctx, token, tax)
 	}
-	key := cacheKey{sum: sha256.Sum256([]byte(token)), tax: tax}
+	key := cacheKey{sum: tokenSum(token), tax: tax}
 	if p := a.cache.get(&key, a.now()); p != nil {
 		return p, nil
 	}
@@ -285,4 +286,11 @@ func unverifiedIssuer(compact []byte) (string, error) {
 		return "", errors.New("the payload is not a JSON object")
 	}
 	return requiredString(o, "", "iss")
+}
+
+// tokenSum is the SHA-256 of token, read in place: a token is hundreds of
+// bytes, and converting it to a byte slice copied it on every call.
+// sha256.Sum256 only reads its argument.
+func tokenSum(token string) [sha256.Size]byte {
+	return sha256.Sum256(unsafe.Slice(unsafe.StringData(token), len(token)))
 }

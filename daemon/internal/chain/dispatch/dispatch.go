@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/garm-dev/garm/daemon/internal/call"
@@ -30,22 +31,32 @@ type Hop struct {
 	GrantJTI string
 }
 
+// invocationParts are the messages of one invocation, allocated together:
+// one allocation per call instead of one per message.
+type invocationParts struct {
+	inv         toolv1.InvocationContext
+	attribution toolv1.CallContext
+	principal   toolv1.InvocationPrincipal
+	deadline    timestamppb.Timestamp
+}
+
 // Invocation is the context a tool receives for a call (SPEC 3.3).
 func Invocation(p *call.Principal, h *Hop) *toolv1.InvocationContext {
-	inv := &toolv1.InvocationContext{
-		Attribution: &toolv1.CallContext{
-			Tenant:        p.Tenant,
-			CorrelationId: h.CorrelationID,
-		},
-		Principal:      &toolv1.InvocationPrincipal{Subject: p.Subject, Kind: p.Kind},
-		Traceparent:    h.Traceparent,
-		Tracestate:     h.Tracestate,
-		Deadline:       timestamppb.New(h.Deadline),
-		CallId:         h.CallID,
-		IdempotencyKey: h.IdempotencyKey,
-		GrantJti:       h.GrantJTI,
-		Agent:          p.Agent(),
-	}
+	parts := new(invocationParts)
+	parts.attribution.Tenant = p.Tenant
+	parts.attribution.CorrelationId = h.CorrelationID
+	parts.principal.Subject, parts.principal.Kind = p.Subject, p.Kind
+	parts.deadline.Seconds, parts.deadline.Nanos = h.Deadline.Unix(), int32(h.Deadline.Nanosecond())
+	inv := &parts.inv
+	inv.Attribution = &parts.attribution
+	inv.Principal = &parts.principal
+	inv.Traceparent = h.Traceparent
+	inv.Tracestate = h.Tracestate
+	inv.Deadline = &parts.deadline
+	inv.CallId = h.CallID
+	inv.IdempotencyKey = h.IdempotencyKey
+	inv.GrantJti = h.GrantJTI
+	inv.Agent = p.Agent()
 	if len(p.Act) > 0 {
 		inv.Act = make([]*toolv1.Act, len(p.Act))
 		for i, a := range p.Act {
@@ -112,11 +123,12 @@ func (d *Dispatcher) Ready(t *call.Tool) error {
 // until inv's deadline (or ctx, whichever ends first). It returns the
 // answer decoded as the tool's output, or a refusal.
 func (d *Dispatcher) Call(ctx context.Context, t *call.Tool, inv *toolv1.InvocationContext, req protoreflect.Message) (protoreflect.Message, error) {
-	body, err := codec.EncodeBinary(req)
+	bodyBuf := bodyBuffers.Get().(*[]byte)
+	body, err := codec.AppendBinary((*bodyBuf)[:0], req)
 	if err != nil {
 		return nil, deny.Fail(deny.Internal, "encode", "the request did not encode: "+err.Error())
 	}
-	header, err := wire.EncodeInvocation(inv)
+	header, err := encodeInvocation(inv)
 	if err != nil {
 		return nil, deny.Fail(deny.Internal, "encode", "the invocation did not encode: "+err.Error())
 	}
@@ -124,6 +136,11 @@ func (d *Dispatcher) Call(ctx context.Context, t *call.Tool, inv *toolv1.Invocat
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	reply, err := d.transport.Request(ctx, &transport.Request{Subject: t.Subject, Invocation: header, Body: body})
+	// The transport has copied what it keeps of the body (transport.Request).
+	if cap(body) <= maxPooledBody {
+		*bodyBuf = body[:0]
+		bodyBuffers.Put(bodyBuf)
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, transport.ErrNoResponders):
@@ -152,4 +169,33 @@ func (d *Dispatcher) Call(ctx context.Context, t *call.Tool, inv *toolv1.Invocat
 		return nil, deny.Fail(deny.Internal, "bad_reply", err.Error())
 	}
 	return out, nil
+}
+
+// bodyBuffers are the buffers requests are encoded in for the hop; a call
+// takes one and gives it back once the transport returns.
+var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBody bounds a body buffer kept for reuse: a large request's is
+// left to the collector rather than held.
+const maxPooledBody = 64 << 10
+
+// headerBuffers are the buffers invocations are encoded in; a call takes
+// one and gives it back once the header's string is made.
+var headerBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledHeader bounds a buffer kept for reuse: larger invocations are
+// rare (a long tracestate), and their buffers are not held.
+const maxPooledHeader = 4 << 10
+
+// encodeInvocation is wire.EncodeInvocation in a reused buffer: the
+// header's string is the only allocation.
+func encodeInvocation(inv *toolv1.InvocationContext) (string, error) {
+	buf := headerBuffers.Get().(*[]byte)
+	value, err := wire.AppendInvocation((*buf)[:0], inv)
+	header := string(value)
+	if cap(value) <= maxPooledHeader {
+		*buf = value[:0]
+		headerBuffers.Put(buf)
+	}
+	return header, err
 }

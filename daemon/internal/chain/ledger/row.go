@@ -40,19 +40,27 @@ func NewEventID(now time.Time) string {
 	return string(out[:])
 }
 
+// openRow is a row and its time, allocated together: one allocation per
+// call instead of two.
+type openRow struct {
+	e    ledgerv1.Event
+	time timestamppb.Timestamp
+}
+
 // Open starts a call's row: denied until the call says otherwise, with the
 // request path as the method, and as the tool until a tool is resolved.
 func Open(eventID string, now time.Time, path, version string) *ledgerv1.Event {
 	path = recordablePath(path)
-	return &ledgerv1.Event{
-		EventId:       eventID,
-		Time:          timestamppb.New(now),
-		App:           App,
-		Outcome:       "denied",
-		Tool:          path,
-		Method:        path,
-		DaemonVersion: version,
-	}
+	r := new(openRow)
+	r.time.Seconds, r.time.Nanos = now.Unix(), int32(now.Nanosecond())
+	e := &r.e
+	e.EventId = eventID
+	e.Time = &r.time
+	e.App = App
+	e.Outcome = "denied"
+	e.Tool, e.Method = path, path
+	e.DaemonVersion = version
+	return e
 }
 
 // maxPath bounds the request path a row records: the path is the caller's

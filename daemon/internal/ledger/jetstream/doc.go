@@ -4,10 +4,11 @@
 // Nats-Msg-Id, so the stream drops a batch it already holds when a publish is
 // retried.
 //
-// Record never waits: it hands the row to a bounded buffer drained by one
-// goroutine, which groups rows into batches and publishes each batch when it
-// reaches its row or byte limit or its first row has waited the flush
-// interval. A row the buffer cannot take, a batch that cannot be published
+// Record never waits: it encodes the row into its subject's open batch, in a
+// bounded buffer, and one goroutine publishes each batch when it reaches its
+// row or byte limit or its first row has waited the flush interval. The
+// caller wakes that goroutine only when a batch is ready or an interval
+// starts, never once per row (docs/decisions/0065). A row the buffer cannot take, a batch that cannot be published
 // and a row recorded after Close are written as the logsink line instead,
 // marked as fallen back; only a row that cannot even be logged is lost. Close
 // publishes everything accepted before it, as long as its context allows,

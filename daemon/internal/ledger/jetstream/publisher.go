@@ -30,153 +30,241 @@ type batch struct {
 	rows    []*ledgerv1.Event
 	data    []byte
 	// due is when the flush interval publishes the batch.
-	due  time.Time
-	sent bool
+	due time.Time
+	// shipped is set once the batch is handed to the publisher (or
+	// forgotten): no row joins it any more.
+	shipped bool
 }
 
-// publisher is the one goroutine that drains a Recorder's buffer, builds
-// batches and publishes them. Everything here belongs to it alone.
-type publisher struct {
-	r *Recorder
+// batcher is where recorded rows wait for the publisher: the callers that
+// record them encode them into their subject's open batch themselves, under
+// Recorder.mu, and hand the publisher whole batches. A call therefore costs
+// no hand-off to another goroutine; the publisher is woken once per full
+// batch, or once per flush interval (docs/decisions/0065).
+type batcher struct {
+	opts Options
+	enc  proto.MarshalOptions
 	// open is the batch being filled for each subject.
 	open map[string]*batch
 	// order holds open batches in the order they were started, which is
-	// also the order they fall due; sent ones are skipped.
+	// also the order they fall due; shipped ones are skipped.
 	order []*batch
+	// ready is the batches handed to the publisher, in the order they
+	// were shipped, which it publishes in that order.
+	ready []*batch
+	// waiting counts the rows in open and ready batches: the buffer
+	// Options.BufferRows bounds.
+	waiting int
+	// spareData and spareRows are published batches' buffers, reused by
+	// the next batches (at most maxSpareBatches of each).
+	spareData [][]byte
+	spareRows [][]*ledgerv1.Event
+	spare     []*batch // the ready slice the publisher handed back
+	// last is the subject of the last row's tenant and app: a plane
+	// writes rows of one app, most often of one tenant, and the subject
+	// is then not built again for every row.
+	last struct{ tenant, app, subject string }
+}
+
+// maxSpareBatches bounds the buffers kept for reuse: one per subject
+// usually suffices.
+const maxSpareBatches = 4
+
+func newBatcher(o Options) batcher {
+	return batcher{opts: o, enc: proto.MarshalOptions{UseCachedSize: true}, open: map[string]*batch{}}
+}
+
+// add puts e, of encoded size size, in its subject's batch, shipping the
+// batch first when e would take it past MaxBatchBytes and afterwards when
+// it is full. It says whether the publisher must be woken: a batch was
+// shipped, or the batch started is the only open one (a flush interval
+// starts, and no timer covers it). An error says e does not encode; it is in
+// no batch.
+func (q *batcher) add(e *ledgerv1.Event, size int, now time.Time) (wake bool, err error) {
+	subject := q.subject(e.GetTenant(), e.GetApp())
+	framed := protowire.SizeTag(eventsField) + protowire.SizeBytes(size)
+	b := q.open[subject]
+	if b != nil && len(b.data)+framed > q.opts.MaxBatchBytes {
+		q.ship(b)
+		b, wake = nil, true
+	}
+	if b == nil {
+		b = q.newBatch(subject, now.Add(q.opts.FlushInterval))
+		wake = wake || len(q.open) == 0
+		q.open[subject] = b
+		q.order = append(q.order, b)
+	}
+	mark := len(b.data)
+	b.data = protowire.AppendTag(b.data, eventsField, protowire.BytesType)
+	b.data = protowire.AppendVarint(b.data, uint64(size))
+	if b.data, err = q.enc.MarshalAppend(b.data, e); err != nil {
+		b.data = b.data[:mark]
+		if len(b.rows) == 0 {
+			q.forget(b)
+		}
+		return wake, err
+	}
+	b.rows = append(b.rows, e)
+	q.waiting++
+	if len(b.rows) >= q.opts.MaxBatchRows || len(b.data) >= q.opts.MaxBatchBytes {
+		q.ship(b)
+		wake = true
+	}
+	return wake, nil
+}
+
+// subject is wire.LedgerSubject of tenant and app.
+func (q *batcher) subject(tenant, app string) string {
+	if q.last.subject == "" || q.last.tenant != tenant || q.last.app != app {
+		q.last.tenant, q.last.app, q.last.subject = tenant, app, wire.LedgerSubject(tenant, app)
+	}
+	return q.last.subject
+}
+
+// ship hands b to the publisher.
+func (q *batcher) ship(b *batch) {
+	q.forget(b)
+	q.ready = append(q.ready, b)
+}
+
+// forget closes b: no row joins it any more and the timer skips it.
+func (q *batcher) forget(b *batch) {
+	b.shipped = true
+	if q.open[b.subject] == b {
+		delete(q.open, b.subject)
+	}
+}
+
+// shipDue ships every open batch due by now (every one when all is set),
+// and returns when the next open batch falls due (zero when none is open).
+func (q *batcher) shipDue(now time.Time, all bool) time.Time {
+	for len(q.order) > 0 {
+		b := q.order[0]
+		if !b.shipped && !all && b.due.After(now) {
+			return b.due
+		}
+		q.order[0] = nil
+		q.order = q.order[1:]
+		if !b.shipped {
+			q.ship(b)
+		}
+	}
+	return time.Time{}
+}
+
+// takeReady hands the publisher the shipped batches; their rows no longer
+// wait in the buffer.
+func (q *batcher) takeReady() []*batch {
+	ready := q.ready
+	q.ready, q.spare = q.spare[:0], nil
+	for _, b := range ready {
+		q.waiting -= len(b.rows)
+	}
+	return ready
+}
+
+// newBatch is an empty batch for subject, on a published batch's buffers
+// when one is spare.
+func (q *batcher) newBatch(subject string, due time.Time) *batch {
+	b := &batch{subject: subject, due: due}
+	if n := len(q.spareData); n > 0 {
+		b.data, q.spareData = q.spareData[n-1], q.spareData[:n-1]
+	}
+	if n := len(q.spareRows); n > 0 {
+		b.rows, q.spareRows = q.spareRows[n-1], q.spareRows[:n-1]
+	}
+	return b
+}
+
+// recycle keeps published batches' buffers for the next batches: the
+// stream has their bytes, or the log their rows, by now. A buffer beyond a
+// full batch (a row larger than MaxBatchBytes on its own) is not kept.
+func (q *batcher) recycle(published []*batch) {
+	for _, b := range published {
+		if cap(b.data) > 0 && cap(b.data) <= 2*q.opts.MaxBatchBytes && len(q.spareData) < maxSpareBatches {
+			q.spareData = append(q.spareData, b.data[:0])
+		}
+		if cap(b.rows) > 0 && cap(b.rows) <= 2*q.opts.MaxBatchRows && len(q.spareRows) < maxSpareBatches {
+			clear(b.rows)
+			q.spareRows = append(q.spareRows, b.rows[:0])
+		}
+		b.rows, b.data = nil, nil
+	}
+	clear(published)
+	q.spare = published[:0]
+}
+
+// publisher is the one goroutine that publishes the batches the recording
+// callers ship, and ships the open ones their flush interval makes due.
+type publisher struct {
+	r     *Recorder
 	timer *time.Timer
-	// armed is the batch the timer is set for.
-	armed *batch
+	// armed is when the timer is set to fire; zero when it is stopped.
+	armed time.Time
 	seq   uint64
-	enc   proto.MarshalOptions
 }
 
 func newPublisher(r *Recorder) *publisher {
 	t := time.NewTimer(time.Hour)
 	t.Stop()
-	return &publisher{
-		r:     r,
-		open:  map[string]*batch{},
-		timer: t,
-		enc:   proto.MarshalOptions{UseCachedSize: true},
-	}
+	return &publisher{r: r, timer: t}
 }
 
 func (p *publisher) run() {
 	defer close(p.r.done)
 	for {
 		select {
-		case e := <-p.r.rows:
-			p.add(e, time.Now())
-		case now := <-p.timer.C:
-			p.armed = nil
-			p.publishDue(now)
+		case <-p.r.wake:
+		case <-p.timer.C:
+			p.armed = time.Time{}
 		case <-p.r.closing:
 			p.drain()
 			return
 		}
-		p.arm()
+		p.publishReady(false)
 	}
 }
 
-// drain takes every row accepted before Close and publishes every batch.
-func (p *publisher) drain() {
-	for drained := false; !drained; {
-		select {
-		case e := <-p.r.rows:
-			if p.r.ctx.Err() != nil {
-				p.fallBack([]*ledgerv1.Event{e}, ReasonCloseDeadline, errCloseDeadline)
-				continue
-			}
-			p.add(e, time.Now())
-		default:
-			drained = true
+// publishReady ships what is due (everything when all is set) and
+// publishes every shipped batch, in order, until none is left; then sets
+// the timer for the next open batch.
+func (p *publisher) publishReady(all bool) {
+	for {
+		p.r.mu.Lock()
+		next := p.r.batches.shipDue(time.Now(), all)
+		ready := p.r.batches.takeReady()
+		p.r.mu.Unlock()
+		if len(ready) == 0 {
+			p.arm(next)
+			return
 		}
-	}
-	for _, b := range p.order {
-		if !b.sent {
+		for _, b := range ready {
 			p.publish(b)
 		}
+		p.r.mu.Lock()
+		p.r.batches.recycle(ready)
+		p.r.mu.Unlock()
 	}
-	p.order = nil
+}
+
+// drain publishes every batch of the rows accepted before Close.
+func (p *publisher) drain() {
+	p.publishReady(true) // Close set closed: no row joins a batch now
 	p.timer.Stop()
 }
 
-// add puts e in its subject's batch, publishing the batch first when e would
-// take it past MaxBatchBytes and afterwards when it is full.
-func (p *publisher) add(e *ledgerv1.Event, now time.Time) {
-	subject := wire.LedgerSubject(e.GetTenant(), e.GetApp())
-	size := proto.Size(e)
-	framed := protowire.SizeTag(eventsField) + protowire.SizeBytes(size)
-	b := p.open[subject]
-	if b != nil && len(b.data)+framed > p.r.opts.MaxBatchBytes {
-		p.publish(b)
-		b = nil
-	}
-	if b == nil {
-		b = &batch{subject: subject, due: now.Add(p.r.opts.FlushInterval)}
-		p.open[subject] = b
-		p.order = append(p.order, b)
-	}
-	mark := len(b.data)
-	b.data = protowire.AppendTag(b.data, eventsField, protowire.BytesType)
-	b.data = protowire.AppendVarint(b.data, uint64(size))
-	var err error
-	if b.data, err = p.enc.MarshalAppend(b.data, e); err != nil {
-		b.data = b.data[:mark]
-		p.fallBack([]*ledgerv1.Event{e}, ReasonUnencodable, err)
-		if len(b.rows) == 0 {
-			p.forget(b)
-		}
+// arm sets the timer for next, the oldest open batch's due time; zero
+// stops it.
+func (p *publisher) arm(next time.Time) {
+	if next.Equal(p.armed) {
 		return
 	}
-	b.rows = append(b.rows, e)
-	if len(b.rows) >= p.r.opts.MaxBatchRows || len(b.data) >= p.r.opts.MaxBatchBytes {
-		p.publish(b)
-	}
-}
-
-// publishDue publishes every batch whose first row has waited the interval.
-func (p *publisher) publishDue(now time.Time) {
-	for len(p.order) > 0 {
-		b := p.order[0]
-		if !b.sent && b.due.After(now) {
-			return
-		}
-		p.order[0] = nil
-		p.order = p.order[1:]
-		if !b.sent {
-			p.publish(b)
-		}
-	}
-}
-
-// arm sets the timer for the oldest open batch.
-func (p *publisher) arm() {
-	for len(p.order) > 0 && p.order[0].sent {
-		p.order[0] = nil
-		p.order = p.order[1:]
-	}
-	var head *batch
-	if len(p.order) > 0 {
-		head = p.order[0]
-	}
-	if head == p.armed {
-		return
-	}
-	p.armed = head
-	if head == nil {
+	p.armed = next
+	if next.IsZero() {
 		p.timer.Stop()
 		return
 	}
-	p.timer.Reset(time.Until(head.due))
-}
-
-// forget closes b: no row joins it any more and the timer skips it.
-func (p *publisher) forget(b *batch) {
-	b.sent = true
-	if p.open[b.subject] == b {
-		delete(p.open, b.subject)
-	}
+	p.timer.Reset(time.Until(next))
 }
 
 // publish offers b to the stream under one Nats-Msg-Id until it is
@@ -189,8 +277,6 @@ func (p *publisher) forget(b *batch) {
 // Close's context ends — and only then falls back, marked as possibly on
 // the stream too.
 func (p *publisher) publish(b *batch) {
-	p.forget(b)
-	defer func() { b.rows, b.data = nil, nil }()
 	p.seq++
 	id := p.r.idPrefix + "-" + strconv.FormatUint(p.seq, 10)
 	msg := &nats.Msg{Subject: b.subject, Data: b.data, Header: nats.Header{}}
@@ -247,8 +333,10 @@ func (p *publisher) publish(b *batch) {
 }
 
 func (p *publisher) fallBack(rows []*ledgerv1.Event, reason string, err error) {
-	p.r.lastErr = err
 	p.r.batchFellBack.Add(uint64(len(rows)))
+	p.r.mu.Lock()
+	p.r.lastErr = err
+	p.r.mu.Unlock()
 	for _, e := range rows {
 		p.r.fallBack(e, reason)
 	}

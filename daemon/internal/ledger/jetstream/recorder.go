@@ -15,6 +15,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/ledger/logsink"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
 	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
 )
 
 // Defaults for the zero values of Options.
@@ -72,8 +73,9 @@ type Options struct {
 	// Default DefaultMaxBatchBytes; it must leave room for headers in the
 	// server's maximum payload.
 	MaxBatchBytes int
-	// BufferRows is how many recorded rows may wait for the publisher;
-	// a row beyond it falls back at once. Default DefaultBufferRows.
+	// BufferRows is how many recorded rows may wait in batches not yet
+	// taken by the publisher; a row beyond it falls back at once. Default
+	// DefaultBufferRows.
 	BufferRows int
 	// PublishTimeout bounds each attempt to publish a batch and have it
 	// acknowledged. Default DefaultPublishTimeout.
@@ -116,18 +118,22 @@ type Recorder struct {
 	// can tell whether everything accepted before it reached the stream.
 	batchFellBack atomic.Uint64
 
-	// mu orders Record against Close: a row is either in rows before Close
-	// drains it, or takes the closed path.
-	mu     sync.RWMutex
-	closed bool
-	rows   chan *ledgerv1.Event
+	// mu guards the batches rows wait in, and orders Record against Close:
+	// a row is either in a batch before Close ships them all, or takes the
+	// closed path.
+	mu      sync.Mutex
+	closed  bool
+	batches batcher
+	// wake tells the publisher that a batch was shipped, or that an open
+	// batch started when none was: one signal is pending at most.
+	wake chan struct{}
 
 	// ctx bounds every publish; Close cancels it when its own context ends.
 	ctx     context.Context
 	cancel  context.CancelFunc
 	closing chan struct{} // closed by the first Close
 	done    chan struct{} // closed when the publisher has returned
-	// lastErr is the publisher's last publish error; read after done.
+	// lastErr is why rows last fell back from a batch; guarded by mu.
 	lastErr error
 }
 
@@ -154,7 +160,8 @@ func New(js jetstream.JetStream, o Options) (*Recorder, error) {
 		js:       js,
 		opts:     o,
 		idPrefix: hex.EncodeToString(id[:]),
-		rows:     make(chan *ledgerv1.Event, o.BufferRows),
+		batches:  newBatcher(o),
+		wake:     make(chan struct{}, 1),
 		ctx:      ctx,
 		cancel:   cancel,
 		closing:  make(chan struct{}),
@@ -164,25 +171,41 @@ func New(js jetstream.JetStream, o Options) (*Recorder, error) {
 	return r, nil
 }
 
-// Record hands e to the publisher, or logs it at once when the buffer is
-// full or the Recorder is closed. It never waits on the network. A nil e is
-// not a row and is ignored.
+// Record encodes e into its subject's batch, or logs it at once when the
+// buffer is full, the Recorder is closed or e does not encode. It never
+// waits on the network, and wakes the publisher only when a batch is ready
+// for it or a flush interval starts. A nil e is not a row and is ignored.
 func (r *Recorder) Record(e *ledgerv1.Event) {
 	if e == nil {
 		return
 	}
-	r.mu.RLock()
+	size := proto.Size(e) // outside the lock; the encoding reuses it
+	now := time.Now()
+	r.mu.Lock()
 	if r.closed {
-		r.mu.RUnlock()
+		r.mu.Unlock()
 		r.fallBack(e, ReasonClosed)
 		return
 	}
-	select {
-	case r.rows <- e:
-		r.mu.RUnlock()
-	default:
-		r.mu.RUnlock()
+	if r.batches.waiting >= r.opts.BufferRows {
+		r.mu.Unlock()
 		r.fallBack(e, ReasonBufferFull)
+		return
+	}
+	wake, err := r.batches.add(e, size, now)
+	if err != nil {
+		r.lastErr = err
+	}
+	r.mu.Unlock()
+	if wake {
+		select {
+		case r.wake <- struct{}{}:
+		default: // a signal is already pending
+		}
+	}
+	if err != nil {
+		r.batchFellBack.Add(1)
+		r.fallBack(e, ReasonUnencodable)
 	}
 }
 
@@ -208,7 +231,10 @@ func (r *Recorder) Close(ctx context.Context) error {
 	}
 	r.cancel()
 	if n := r.batchFellBack.Load() - before; first && n > 0 {
-		return fmt.Errorf("ledger/jetstream: %d rows fell back to the log while closing: %w", n, r.lastErr)
+		r.mu.Lock()
+		lastErr := r.lastErr
+		r.mu.Unlock()
+		return fmt.Errorf("ledger/jetstream: %d rows fell back to the log while closing: %w", n, lastErr)
 	}
 	return nil
 }
