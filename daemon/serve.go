@@ -24,9 +24,9 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/listing"
 	"github.com/garm-dev/garm/daemon/internal/mcp"
 	"github.com/garm-dev/garm/daemon/internal/metrics"
-	"github.com/garm-dev/garm/daemon/internal/tracing"
 	"github.com/garm-dev/garm/daemon/internal/quarantine"
 	"github.com/garm-dev/garm/daemon/internal/toolplane"
+	"github.com/garm-dev/garm/daemon/internal/tracing"
 	"github.com/garm-dev/garm/daemon/internal/transport/natsbus"
 	"github.com/nats-io/nats.go"
 )
