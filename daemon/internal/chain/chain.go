@@ -189,7 +189,7 @@ func (c *Chain) Run(ctx context.Context, req *Request) (resp *Response) {
 		} else {
 			resp.EventID = eventID
 			rowstep.Finish(st.row, err, latency)
-			c.Recorder.Record(st.row)
+			c.record(ctx, st.row)
 			c.afterLedger(ctx, st)
 		}
 		if c.Observe != nil {

@@ -9,7 +9,9 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/chain/dispatch"
 	"github.com/garm-dev/garm/daemon/internal/codec"
 	"github.com/garm-dev/garm/daemon/internal/deny"
+	"github.com/garm-dev/garm/daemon/internal/ledger"
 	"github.com/garm-dev/garm/daemon/internal/tracing"
+	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -111,4 +113,16 @@ func TraceContext(parent, state string) (string, string) {
 		return "", ""
 	}
 	return tp, tracestate(state)
+}
+
+// record is step 9's write. With tracing on, a recorder that logs the row
+// is given the call's context, so the line carries the call's trace.
+func (c *Chain) record(ctx context.Context, row *ledgerv1.Event) {
+	if c.Tracer != nil {
+		if rc, ok := c.Recorder.(ledger.ContextRecorder); ok {
+			rc.RecordContext(ctx, row)
+			return
+		}
+	}
+	c.Recorder.Record(row)
 }
