@@ -171,9 +171,9 @@ type state struct {
 func (c *Chain) Run(ctx context.Context, req *Request) (resp *Response) {
 	start := c.Now()
 	eventID := rowstep.NewEventID(start)
-	st := &state{row: rowstep.Open(eventID, start, req.Path, c.Version)}
+	st, span := c.newState(rowstep.Open(eventID, start, req.Path, c.Version))
 	rowstep.Surface(st.row, req.Surface, req.ClientName)
-	ctx, span := c.startSpan(ctx, req, start)
+	ctx = c.startSpan(ctx, req, start, span)
 	var err error
 	defer func() {
 		if p := recover(); p != nil {

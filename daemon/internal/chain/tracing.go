@@ -19,11 +19,26 @@ import (
 // child for each step that takes time. With tracing off (c.Tracer nil)
 // every helper here costs a nil check.
 
+// newState is a call's state; with tracing on, its span lives in the same
+// allocation.
+func (c *Chain) newState(row *ledgerv1.Event) (*state, *tracing.Call) {
+	if c.Tracer == nil {
+		return &state{row: row}, nil
+	}
+	ts := &tracedState{state: state{row: row}}
+	return &ts.state, &ts.span
+}
+
+type tracedState struct {
+	state
+	span tracing.Call
+}
+
 // startSpan starts the call's server span, a child of the caller's
 // traceparent when it is valid; or takes the one a surface lent.
-func (c *Chain) startSpan(ctx context.Context, req *Request, start time.Time) (context.Context, *tracing.Call) {
+func (c *Chain) startSpan(ctx context.Context, req *Request, start time.Time, span *tracing.Call) context.Context {
 	if c.Tracer == nil {
-		return ctx, nil
+		return ctx
 	}
 	surface := req.Surface
 	if surface == "" {
@@ -35,14 +50,14 @@ func (c *Chain) startSpan(ctx context.Context, req *Request, start time.Time) (c
 		Traceparent: traceparent(req.Traceparent),
 		Tracestate:  tracestate(req.Tracestate),
 		Start:       start,
-	})
+	}, span)
 }
 
 // finishSpan records how the call ended. The tool is named only once the
 // caller was found to see it (st.tool), so an invisible tool's span is a
 // missing route's.
 func finishSpan(span *tracing.Call, st *state, err error, eventID string) {
-	if span == nil {
+	if !span.On() {
 		return
 	}
 	r := tracing.Result{Outcome: deny.Outcome(err), EventID: eventID, Digest: st.row.CatalogueDigest}

@@ -34,7 +34,8 @@ func (s *Server) startSpan(ctx context.Context, method, version, traceparent, tr
 		return ctx, nil
 	}
 	tp, ts := chain.TraceContext(traceparent, tracestate)
-	ctx, span := t.StartCall(ctx, tracing.CallStart{
+	call := new(tracing.Call)
+	ctx = t.StartCall(ctx, tracing.CallStart{
 		Surface:            chain.SurfaceMCP,
 		Listing:            method == tracing.NameMCPList,
 		Traceparent:        tp,
@@ -42,9 +43,9 @@ func (s *Server) startSpan(ctx context.Context, method, version, traceparent, tr
 		MCPMethod:          method,
 		MCPProtocolVersion: version,
 		Start:              start,
-	})
+	}, call)
 	t.RecordAuthentication(ctx, gate.start, gate.end, gate.cacheHit, gate.err)
-	return ctx, span
+	return ctx, call
 }
 
 // traceRefusal records the span of a request the gate refused before its

@@ -2,11 +2,11 @@ package tracing
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -44,10 +44,34 @@ const (
 const SurfaceMCP = "mcp"
 
 // Tracer starts garmd's spans. A nil *Tracer is tracing off.
+//
+// A span costs what the SDK allocates for it and little more: the options
+// and attribute lists that do not change from call to call are built once,
+// and the names that join a tool's name to an operation are kept per tool
+// (docs/decisions/0060 reports the figures).
 type Tracer struct {
 	tracer  trace.Tracer
 	version attribute.KeyValue
+
+	mu    sync.RWMutex
+	names map[[2]string]string
+	hops  map[string]*hop
 }
+
+// hop is what a dispatch span to one subject always carries.
+type hop struct {
+	name  string
+	attrs []attribute.KeyValue
+}
+
+// The span start options that never change.
+var (
+	serverSpan    = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+	internalSpan  = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
+	clientSpan    = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+	tokenCached   = []attribute.KeyValue{TokenCacheHitKey.Bool(true)}
+	tokenUncached = []attribute.KeyValue{TokenCacheHitKey.Bool(false)}
+)
 
 // New is a Tracer over tp for garmd at version, or nil (tracing off) when
 // tp is nil.
@@ -58,6 +82,8 @@ func New(tp trace.TracerProvider, version string) *Tracer {
 	return &Tracer{
 		tracer:  tp.Tracer(ScopeName, trace.WithInstrumentationVersion(version), trace.WithSchemaURL(semconv.SchemaURL)),
 		version: VersionKey.String(version),
+		names:   map[[2]string]string{},
+		hops:    map[string]*hop{},
 	}
 }
 
@@ -78,59 +104,89 @@ type CallStart struct {
 
 // Call is one call's server span.
 type Call struct {
-	span trace.Span
-	name string
+	tracer *Tracer
+	span   trace.Span
+	name   string
 	// lent is true when a surface started the span and lent it to the
 	// chain: the chain finishes it and the surface ends it.
 	lent bool
+	// attrs are the attributes known at the start, set with the result's
+	// in one call when the call ends.
+	attrs  [maxCallAttributes]attribute.KeyValue
+	nattrs int
 }
+
+// maxCallAttributes bounds the attributes of a call's server span.
+const maxCallAttributes = 12
 
 type lentKey struct{}
 
 // Lend puts c on ctx so that the chain, run by a surface that already
 // started the call's span, records into it rather than starting another.
+// The surface then only ends it (End).
 func Lend(ctx context.Context, c *Call) context.Context {
-	if c == nil {
+	if c == nil || c.span == nil {
 		return ctx
 	}
 	return context.WithValue(ctx, lentKey{}, c)
 }
 
-// StartCall starts a call's server span, or takes the one a surface lent
-// on ctx. With tracing off it returns ctx and nil.
-func (t *Tracer) StartCall(ctx context.Context, s CallStart) (context.Context, *Call) {
+// StartCall starts a call's server span into c, or takes the one a
+// surface lent on ctx. With tracing off c records nothing. The span starts
+// at s.Start when a surface started the call before the span could (MCP);
+// otherwise now.
+//
+// c is the caller's, so that it can live in memory the call allocates
+// anyway: a call's span then costs no allocation of its own.
+func (t *Tracer) StartCall(ctx context.Context, s CallStart, c *Call) context.Context {
 	if t == nil {
-		return ctx, nil
+		return ctx
 	}
 	if lent, ok := ctx.Value(lentKey{}).(*Call); ok {
-		return ctx, &Call{span: lent.span, name: lent.name, lent: true}
+		*c = *lent
+		c.lent = true
+		return ctx
 	}
+	*c = Call{tracer: t}
 	if s.Traceparent != "" {
-		ctx = propagation.TraceContext{}.Extract(ctx, carrier{traceparent: s.Traceparent, tracestate: s.Tracestate})
+		ctx = withRemoteParent(ctx, s.Traceparent, s.Tracestate)
 	}
-	name, operation := NameExecuteTool, !s.Listing
+	operation := !s.Listing
+	c.name = NameExecuteTool
 	switch {
 	case s.MCPMethod != "":
-		name = s.MCPMethod
+		c.name = s.MCPMethod
 	case s.Surface == SurfaceMCP:
 		// Refused before its method was read.
-		name, operation = NameMCPRequest, false
+		c.name, operation = NameMCPRequest, false
 	case s.Listing:
-		name = NameListTools
+		c.name = NameListTools
 	}
-	attrs := make([]attribute.KeyValue, 0, 5)
-	attrs = append(attrs, SurfaceKey.String(s.Surface), t.version)
+	c.add(SurfaceKey.String(s.Surface))
+	c.add(t.version)
 	if operation {
-		attrs = append(attrs, operationExecuteTool)
+		c.add(operationExecuteTool)
 	}
 	if s.MCPMethod != "" {
-		attrs = append(attrs, MCPMethodNameKey.String(s.MCPMethod))
+		c.add(MCPMethodNameKey.String(s.MCPMethod))
 	}
 	if s.MCPProtocolVersion != "" {
-		attrs = append(attrs, MCPProtocolVersionKey.String(s.MCPProtocolVersion))
+		c.add(MCPProtocolVersionKey.String(s.MCPProtocolVersion))
 	}
-	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(s.Start), trace.WithAttributes(attrs...))
-	return ctx, &Call{span: span, name: name}
+	if s.Surface == SurfaceMCP {
+		ctx, c.span = t.tracer.Start(ctx, c.name, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(s.Start))
+	} else {
+		ctx, c.span = t.tracer.Start(ctx, c.name, serverSpan...)
+	}
+	return ctx
+}
+
+// On reports whether c records a span.
+func (c *Call) On() bool { return c != nil && c.span != nil }
+
+func (c *Call) add(kv attribute.KeyValue) {
+	c.attrs[c.nattrs] = kv
+	c.nattrs++
 }
 
 // Result is how a call ended, as far as a span may say.
@@ -152,7 +208,7 @@ type Result struct {
 // Finish records how the call ended and, unless a surface lent the span,
 // ends it.
 func (c *Call) Finish(r Result) {
-	if c == nil {
+	if c == nil || c.span == nil {
 		return
 	}
 	c.Record(r)
@@ -163,31 +219,55 @@ func (c *Call) Finish(r Result) {
 
 // Record sets r's attributes on the call's span without ending it.
 func (c *Call) Record(r Result) {
-	if c == nil || !c.span.IsRecording() {
+	if c == nil || c.span == nil || !c.span.IsRecording() {
 		return
 	}
-	attrs := make([]attribute.KeyValue, 0, 5)
-	attrs = append(attrs, OutcomeKey.String(r.Outcome))
+	c.add(OutcomeKey.String(r.Outcome))
 	if r.Tool != "" {
-		c.span.SetName(c.name + " " + r.Tool)
-		attrs = append(attrs, GenAIToolNameKey.String(r.Tool))
+		c.span.SetName(c.tracer.join(c.name, r.Tool))
+		c.add(GenAIToolNameKey.String(r.Tool))
 	}
 	if r.EventID != "" {
-		attrs = append(attrs, EventIDKey.String(r.EventID))
+		c.add(EventIDKey.String(r.EventID))
 	}
 	if r.Digest != "" {
-		attrs = append(attrs, DigestKey.String(r.Digest))
+		c.add(DigestKey.String(r.Digest))
 	}
 	if r.Code != "" {
-		attrs = append(attrs, errorTypeKey.String(r.Code))
+		c.add(errorTypeKey.String(r.Code))
 		c.span.SetStatus(codes.Error, r.Code)
 	}
-	c.span.SetAttributes(attrs...)
+	c.span.SetAttributes(c.attrs[:c.nattrs]...)
+	c.nattrs = 0
 }
+
+// join is prefix + " " + suffix, kept: a span's name joins an operation
+// to a served tool's name or subject, and there are as many as the
+// catalogue has tools.
+func (t *Tracer) join(prefix, suffix string) string {
+	k := [2]string{prefix, suffix}
+	t.mu.RLock()
+	name, ok := t.names[k]
+	t.mu.RUnlock()
+	if ok {
+		return name
+	}
+	name = prefix + " " + suffix
+	t.mu.Lock()
+	if len(t.names) < maxKept {
+		t.names[k] = name
+	}
+	t.mu.Unlock()
+	return name
+}
+
+// maxKept bounds what a Tracer keeps per tool: past it, names are built
+// per call.
+const maxKept = 1 << 16
 
 // End ends a span a surface started and lent to the chain.
 func (c *Call) End() {
-	if c != nil {
+	if c != nil && c.span != nil {
 		c.span.End()
 	}
 }
@@ -198,7 +278,7 @@ func (t *Tracer) StartStep(ctx context.Context, name string) (context.Context, t
 	if t == nil {
 		return ctx, nil
 	}
-	return t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal))
+	return t.tracer.Start(ctx, name, internalSpan...)
 }
 
 // EndStep ends a step's span; a refusal or failure is recorded by its
@@ -221,7 +301,11 @@ func EndAuthenticate(span trace.Span, cacheHit bool, err error) {
 	if span == nil {
 		return
 	}
-	span.SetAttributes(TokenCacheHitKey.Bool(cacheHit))
+	if cacheHit {
+		span.SetAttributes(tokenCached...)
+	} else {
+		span.SetAttributes(tokenUncached...)
+	}
 	EndStep(span, err)
 }
 
@@ -249,8 +333,30 @@ func (t *Tracer) StartDispatch(ctx context.Context, subject string) (context.Con
 	if t == nil {
 		return ctx, nil
 	}
-	return t.tracer.Start(ctx, "request "+subject, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
-		messagingNATS, messagingSend, messagingRequest, semconv.MessagingDestinationNameKey.String(subject)))
+	h := t.hop(subject)
+	ctx, span := t.tracer.Start(ctx, h.name, clientSpan...)
+	span.SetAttributes(h.attrs...)
+	return ctx, span
+}
+
+// hop is what a dispatch span to subject carries, kept per subject.
+func (t *Tracer) hop(subject string) *hop {
+	t.mu.RLock()
+	h, ok := t.hops[subject]
+	t.mu.RUnlock()
+	if ok {
+		return h
+	}
+	h = &hop{
+		name:  "request " + subject,
+		attrs: []attribute.KeyValue{messagingNATS, messagingSend, messagingRequest, semconv.MessagingDestinationNameKey.String(subject)},
+	}
+	t.mu.Lock()
+	if len(t.hops) < maxKept {
+		t.hops[subject] = h
+	}
+	t.mu.Unlock()
+	return h
 }
 
 // HopContext is the trace context a tool receives in its invocation: the
@@ -280,19 +386,42 @@ func hexTo(dst, src []byte) {
 	}
 }
 
-// carrier is a caller's checked trace context as a propagation carrier.
-type carrier struct{ traceparent, tracestate string }
-
-func (c carrier) Get(key string) string {
-	switch key {
-	case "traceparent":
-		return c.traceparent
-	case "tracestate":
-		return c.tracestate
+// withRemoteParent is ctx with the caller's span as the remote parent of
+// the next span started. traceparent was checked (a version-00
+// traceparent of lowercase hex); a tracestate that does not parse is
+// dropped, as the W3C propagator drops it.
+func withRemoteParent(ctx context.Context, traceparent, tracestate string) context.Context {
+	var cfg trace.SpanContextConfig
+	unhex(cfg.TraceID[:], traceparent[3:35])
+	unhex(cfg.SpanID[:], traceparent[36:52])
+	var flags [1]byte
+	unhex(flags[:], traceparent[53:55])
+	cfg.TraceFlags = trace.TraceFlags(flags[0]) & trace.FlagsSampled
+	cfg.Remote = true
+	if tracestate != "" {
+		if ts, err := trace.ParseTraceState(tracestate); err == nil {
+			cfg.TraceState = ts
+		}
 	}
-	return ""
+	sc := trace.NewSpanContext(cfg)
+	if !sc.IsValid() {
+		return ctx
+	}
+	return trace.ContextWithRemoteSpanContext(ctx, sc)
 }
 
-func (carrier) Set(string, string) {}
+func unhex(dst []byte, src string) {
+	for i := range dst {
+		dst[i] = fromHex(src[2*i])<<4 | fromHex(src[2*i+1])
+	}
+}
 
-func (carrier) Keys() []string { return []string{"traceparent", "tracestate"} }
+func fromHex(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	}
+	return 0
+}
