@@ -46,6 +46,22 @@ func TestAnMCPCallIsOneTraceWithTheMCPAttributes(t *testing.T) {
 	if got := renderTree(spans, trace.SpanID{}); got != want {
 		t.Errorf("trace:\n%s\nwant:\n%s", got, want)
 	}
+
+	// A call refused for its parameters never reaches the chain; its span
+	// says so.
+	refused := newCallerTrace(0x21)
+	if ans := s.mcpCall(s.token("public"), "calc.v1.add", `[1]`, refused.header()); !strings.Contains(string(ans.body), `"error"`) {
+		t.Fatalf("%d %s", ans.status, ans.body)
+	}
+	spans = tr.spans(t, refused.traceID, 2)
+	root(t, spans, refused)
+	want = trim(`
+	tools/call server error.type=invalid_argument garm.catalogue.digest=* garm.outcome=denied garm.surface=mcp garm.version=* gen_ai.operation.name=execute_tool mcp.method.name=tools/call mcp.protocol.version=2025-11-25 status=error:invalid_argument
+	  authenticate internal garm.authn.token_cache_hit=false
+	`)
+	if got := renderTree(spans, trace.SpanID{}); got != want {
+		t.Errorf("trace:\n%s\nwant:\n%s", got, want)
+	}
 }
 
 func TestASpanForAnInvisibleToolIsAMissingRoutes(t *testing.T) {
@@ -84,5 +100,38 @@ func TestASpanForAnInvisibleToolIsAMissingRoutes(t *testing.T) {
 	}
 	if tree := trees["an invisible tool"]; strings.Contains(tree, "record") || strings.Contains(trees["an invisible tool over MCP"], "record") || !strings.Contains(tree, "error.type=not_found") {
 		t.Errorf("the invisible tool's span names it, or not its refusal:\n%s", tree)
+	}
+}
+
+func TestAListingIsOneServerSpanOnEitherSurface(t *testing.T) {
+	tr := newTraces(t)
+	s := startStack(t, withTracing(tr), withMCPOn())
+	token := s.token("public")
+	httpTrace, mcpTrace := newCallerTrace(0x60), newCallerTrace(0x61)
+	if ans := s.post("/garm.v1.ToolCatalogService/ListTools", token, `{}`, "Traceparent", httpTrace.header()); ans.status != http.StatusOK {
+		t.Fatalf("ListTools: %d %s", ans.status, ans.body)
+	}
+	if ans := s.post("/mcp", token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Accept", "application/json, text/event-stream",
+		"Mcp-Protocol-Version", "2025-11-25", "Traceparent", mcpTrace.header()); ans.status != http.StatusOK {
+		t.Fatalf("tools/list: %d %s", ans.status, ans.body)
+	}
+	for _, tc := range []struct {
+		caller callerTrace
+		want   string
+	}{
+		{httpTrace, `
+		list_tools server garm.catalogue.digest=* garm.outcome=ok garm.surface=http garm.version=*
+		  authenticate internal garm.authn.token_cache_hit=false
+		`},
+		{mcpTrace, `
+		tools/list server garm.catalogue.digest=* garm.outcome=ok garm.surface=mcp garm.version=* mcp.method.name=tools/list mcp.protocol.version=2025-11-25
+		  authenticate internal garm.authn.token_cache_hit=true
+		`},
+	} {
+		spans := tr.spans(t, tc.caller.traceID, 2)
+		root(t, spans, tc.caller)
+		if got := renderTree(spans, trace.SpanID{}); got != trim(tc.want) {
+			t.Errorf("trace:\n%s\nwant:\n%s", got, trim(tc.want))
+		}
 	}
 }

@@ -282,7 +282,9 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		if s.chain.Tracer != nil {
 			tp, ts := callTrace(r.Header, &headers, req.params)
 			ctx, span := s.startSpan(r.Context(), tracing.NameMCPCall, version, tp, ts, start, gate)
-			defer span.End()
+			// Ends the span once answered; what it records is for a call
+			// refused before the chain ran (its parameters).
+			defer span.End(invalidParams(gen))
 			r = r.WithContext(tracing.Lend(ctx, span))
 		}
 		s.callTool(w, r, &headers, start, gen, p, req, era)

@@ -104,3 +104,10 @@ func callTrace(h http.Header, headers *chain.Request, params json.RawMessage) (t
 	}
 	return traceparent, tracestate
 }
+
+// invalidParams is how a tools/call refused for its parameters, before
+// the chain ran, ended.
+func invalidParams(gen *catalogue.Generation) tracing.Result {
+	err := deny.Deny(deny.InvalidArgument, "")
+	return tracing.Result{Outcome: deny.Outcome(err), Code: deny.WireCode(err), Digest: gen.Digest}
+}

@@ -107,9 +107,12 @@ type Call struct {
 	tracer *Tracer
 	span   trace.Span
 	name   string
-	// lent is true when a surface started the span and lent it to the
-	// chain: the chain finishes it and the surface ends it.
-	lent bool
+	// lent is the surface's Call when a surface started the span and
+	// lent it to the chain: the chain records into it and the surface
+	// ends it.
+	lent *Call
+	// recorded is set once a result was recorded.
+	recorded bool
 	// attrs are the attributes known at the start, set with the result's
 	// in one call when the call ends.
 	attrs  [maxCallAttributes]attribute.KeyValue
@@ -143,8 +146,7 @@ func (t *Tracer) StartCall(ctx context.Context, s CallStart, c *Call) context.Co
 		return ctx
 	}
 	if lent, ok := ctx.Value(lentKey{}).(*Call); ok {
-		*c = *lent
-		c.lent = true
+		*c = Call{tracer: t, span: lent.span, lent: lent}
 		return ctx
 	}
 	*c = Call{tracer: t}
@@ -212,14 +214,22 @@ func (c *Call) Finish(r Result) {
 		return
 	}
 	c.Record(r)
-	if !c.lent {
+	if c.lent == nil {
 		c.span.End()
 	}
 }
 
 // Record sets r's attributes on the call's span without ending it.
 func (c *Call) Record(r Result) {
-	if c == nil || c.span == nil || !c.span.IsRecording() {
+	if c == nil || c.span == nil {
+		return
+	}
+	if c.lent != nil {
+		c.lent.Record(r)
+		return
+	}
+	c.recorded = true
+	if !c.span.IsRecording() {
 		return
 	}
 	c.add(OutcomeKey.String(r.Outcome))
@@ -265,11 +275,16 @@ func (t *Tracer) join(prefix, suffix string) string {
 // per call.
 const maxKept = 1 << 16
 
-// End ends a span a surface started and lent to the chain.
-func (c *Call) End() {
-	if c != nil && c.span != nil {
-		c.span.End()
+// End ends a span a surface started and lent to the chain. When the
+// chain never ran (the surface refused the request first), r is recorded.
+func (c *Call) End(r Result) {
+	if c == nil || c.span == nil {
+		return
 	}
+	if !c.recorded {
+		c.Record(r)
+	}
+	c.span.End()
 }
 
 // StartStep starts the child span of a step that takes time. With tracing
