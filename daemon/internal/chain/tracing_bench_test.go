@@ -23,9 +23,19 @@ func BenchmarkChainInProcessTracedUnderACallersTrace(b *testing.B) {
 	benchmarkTraced(b, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
 }
 
+// BenchmarkChainInProcessTracedUnsampled is the same call with tracing on
+// and the call not sampled: its spans do not record.
+func BenchmarkChainInProcessTracedUnsampled(b *testing.B) {
+	benchmarkSampled(b, "", sdktrace.NeverSample())
+}
+
 func benchmarkTraced(b *testing.B, traceparent string) {
+	benchmarkSampled(b, traceparent, sdktrace.AlwaysSample())
+}
+
+func benchmarkSampled(b *testing.B, traceparent string, sampler sdktrace.Sampler) {
 	r := newRigRecording(b, discard{})
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(dropSpans{}))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithBatcher(dropSpans{}))
 	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	r.chain.Tracer = tracing.New(tp, "bench")
 	answer := &transport.Reply{Body: []byte{0x09, 0, 0, 0, 0, 0, 0, 0x08, 0x40}}
