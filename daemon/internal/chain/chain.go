@@ -26,6 +26,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/listing"
 	"github.com/garm-dev/garm/daemon/internal/tracing"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Config is what the chain runs with; every field is required unless it
@@ -273,6 +274,9 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 	if err != nil {
 		return nil, err
 	}
+	// Step 3: input, after the body is decoded: (a) the write check; (b)
+	// the request's own rules, with violations listed as far as this
+	// caller was shown the input.
 	_, inputSpan := c.Tracer.StartStep(ctx, tracing.StepInput)
 	in, idempotencyKey, err := c.input(gen, p, tool, req)
 	tracing.EndStep(inputSpan, err)
@@ -355,6 +359,29 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 	// Step 9 (the ledger), step 10 (notify) and the audit outcome complete
 	// in Run's deferred function, on every path.
 	return &Response{Status: http.StatusOK, Body: body, ContentType: codec.ContentType(req.JSON)}, nil
+}
+
+// input decodes the body and runs step 3: (a) the write check; (b) the
+// request's own rules, with violations listed as far as this caller was
+// shown the input. It returns the request and the runner-sourced
+// idempotency key, when one was set.
+func (c *Chain) input(gen *catalogue.Generation, p *call.Principal, tool *call.Tool, req *Request) (protoreflect.Message, string, error) {
+	in, err := codec.DecodeRequest(tool.Input, req.Body, req.JSON)
+	if err != nil {
+		return nil, "", deny.Deny(deny.InvalidArgument, err.Error())
+	}
+	idempotencyKey, err := c.Input.CheckWrites(p, tool, in)
+	if err != nil {
+		return nil, "", err
+	}
+	validator := gen.Validator()
+	if validator == nil {
+		return nil, "", deny.Fail(deny.Internal, "validation", "the serving generation was not mounted: it has no validator")
+	}
+	if err := c.Input.Validate(validator, tool, p.Shape(), in); err != nil {
+		return nil, "", asInternal(err, "validation")
+	}
+	return in, idempotencyKey, nil
 }
 
 func (c *Chain) list(gen *catalogue.Generation, p *call.Principal, req *Request, st *state) (*Response, error) {

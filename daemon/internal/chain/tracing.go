@@ -7,7 +7,6 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
 	"github.com/garm-dev/garm/daemon/internal/chain/dispatch"
-	"github.com/garm-dev/garm/daemon/internal/codec"
 	"github.com/garm-dev/garm/daemon/internal/deny"
 	"github.com/garm-dev/garm/daemon/internal/ledger"
 	"github.com/garm-dev/garm/daemon/internal/tracing"
@@ -79,29 +78,6 @@ func (c *Chain) authenticate(ctx context.Context, authorization string, gen *cat
 	p, hit, err := c.Authn.AuthenticateCached(ctx, authorization, gen)
 	tracing.EndAuthenticate(span, hit, err)
 	return p, err
-}
-
-// input decodes the body and runs step 3: (a) the write check; (b) the
-// request's own rules, with violations listed as far as this caller was
-// shown the input. It returns the request and the runner-sourced
-// idempotency key, when one was set.
-func (c *Chain) input(gen *catalogue.Generation, p *call.Principal, tool *call.Tool, req *Request) (protoreflect.Message, string, error) {
-	in, err := codec.DecodeRequest(tool.Input, req.Body, req.JSON)
-	if err != nil {
-		return nil, "", deny.Deny(deny.InvalidArgument, err.Error())
-	}
-	idempotencyKey, err := c.Input.CheckWrites(p, tool, in)
-	if err != nil {
-		return nil, "", err
-	}
-	validator := gen.Validator()
-	if validator == nil {
-		return nil, "", deny.Fail(deny.Internal, "validation", "the serving generation was not mounted: it has no validator")
-	}
-	if err := c.Input.Validate(validator, tool, p.Shape(), in); err != nil {
-		return nil, "", asInternal(err, "validation")
-	}
-	return in, idempotencyKey, nil
 }
 
 // dispatch is step 6's request in its NATS client span. With tracing on,
