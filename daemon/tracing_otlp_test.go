@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -215,5 +216,30 @@ func TestTracesReachAnOTLPReceiverFromGarmdAndTheToolProcessInOneTrace(t *testin
 	}
 	if !strings.Contains(server.resource, "deployment.environment.name=test") || !strings.Contains(server.resource, "service.version=") {
 		t.Errorf("garmd's resource does not carry OTEL_RESOURCE_ATTRIBUTES and its version: %s", server.resource)
+	}
+}
+
+func TestGarmdFlushesItsSpansWhenItStops(t *testing.T) {
+	recv := startOTLPReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.url)
+	// Nothing is exported on the batcher's schedule during the test.
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "600000")
+	s := startStack(t)
+	caller := newCallerTrace(0x70)
+	if ans := s.post(addPath, s.token("public"), `{"a": 40, "b": 2}`, "Traceparent", caller.header()); ans.status != http.StatusOK {
+		t.Fatalf("%d %s", ans.status, ans.body)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := len(recv.trace(caller.traceID.String())); n != 0 {
+		t.Fatalf("%d spans exported before the flush: the test cannot tell a flush from the schedule", n)
+	}
+	s.shutdown()
+	spans := recv.trace(caller.traceID.String())
+	names := make([]string, len(spans))
+	for i, sp := range spans {
+		names[i] = sp.service + " " + sp.name
+	}
+	if len(spans) != 5 || !slices.Contains(names, "garmd execute_tool calc.v1.add") {
+		t.Fatalf("after garmd stopped the receiver holds %v, want garmd's five spans of the call", names)
 	}
 }
