@@ -125,6 +125,15 @@ func TestImportRules(t *testing.T) {
 			},
 		},
 		{
+			// A tool that wants no tracing links none (decision 0060):
+			// garmtool is the one runtime package that starts spans.
+			name: "OpenTelemetry is garmtool's alone in the runtime: toolbind, wire and generated bindings never reach it",
+			applies: func(p listedPackage) bool {
+				return p.ImportPath == module+"/runtime/toolbind" || p.ImportPath == module+"/runtime/wire" || isGeneratedBindings(p)
+			},
+			forbidden: func(dep string) bool { return under(dep, "go.opentelemetry.io") },
+		},
+		{
 			name: "garmd's command reaches no example, devkit, NATS server or tool bindings",
 			applies: func(p listedPackage) bool {
 				return under(p.ImportPath, module+"/daemon/cmd/garmd")

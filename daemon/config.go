@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"log/slog"
 	"net"
 	"net/url"
@@ -128,6 +129,12 @@ type Config struct {
 	// Logger receives the startup report, warnings and, without
 	// LedgerStream, the ledger. nil logs text to standard error.
 	Logger *slog.Logger
+	// TracerProvider records each call's spans. nil means the provider the
+	// standard OTEL_* variables describe, which is none (tracing off) when
+	// they name no endpoint; garmd then flushes and shuts it down after the
+	// ledger. A provider given here belongs to the caller, who shuts it
+	// down; garmd only flushes it, after the ledger.
+	TracerProvider trace.TracerProvider
 }
 
 // MinHashKey is the shortest hash key garmd accepts, in bytes.

@@ -3,6 +3,7 @@ package garmd_test
 import (
 	"context"
 	"fmt"
+	"github.com/garm-dev/garm/runtime/garmtool"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -115,10 +116,10 @@ type paymentsService struct {
 	grantJTI atomic.Value
 }
 
-func startPaymentsService(t testing.TB, url string) *paymentsService {
+func startPaymentsService(t testing.TB, url string, opts ...garmtool.Option) *paymentsService {
 	t.Helper()
 	p := &paymentsService{}
-	_ = serveServiceOf(t, governedCatalogue, url, "payments", "appr.v1.Payments", "appr.v1", p.handler)
+	_ = serveServiceOf(t, governedCatalogue, url, "payments", "appr.v1.Payments", "appr.v1", p.handler, opts...)
 	return p
 }
 

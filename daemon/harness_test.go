@@ -18,6 +18,7 @@ import (
 	garmd "github.com/garm-dev/garm/daemon"
 	"github.com/garm-dev/garm/devkit/idp"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
+	"github.com/garm-dev/garm/runtime/garmtool"
 	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -182,14 +183,23 @@ func newStackOn(t testing.TB, b *bus, governed bool, opts ...stackOption) *stack
 	}
 	t.Cleanup(func() { _ = s.idpSrv.Close() })
 
-	s.crashRecords = startRecordsService(t, s.bus.serviceURL(0))
-	startProfilesService(t, s.bus.serviceURL(1))
-	startCalculator(t, s.bus.serviceURL(2))
+	// The tool services trace to the provider garmd is given, if any.
+	probe := garmd.Config{Issuers: []string{""}}
+	for _, o := range opts {
+		o(&probe)
+	}
+	var toolOpts []garmtool.Option
+	if probe.TracerProvider != nil {
+		toolOpts = append(toolOpts, garmtool.WithTracerProvider(probe.TracerProvider))
+	}
+	s.crashRecords = startRecordsService(t, s.bus.serviceURL(0), toolOpts...)
+	startProfilesService(t, s.bus.serviceURL(1), toolOpts...)
+	startCalculator(t, s.bus.serviceURL(2), toolOpts...)
 
 	catalogue := fixtureCatalogue
 	if governed {
 		catalogue = governedCatalogue
-		s.payments = startPaymentsService(t, s.bus.serviceURL(1))
+		s.payments = startPaymentsService(t, s.bus.serviceURL(1), toolOpts...)
 		opts = append([]stackOption{withGovernance()}, opts...)
 	}
 	data, err := catalogue()

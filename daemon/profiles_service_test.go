@@ -2,6 +2,7 @@ package garmd_test
 
 import (
 	"context"
+	"github.com/garm-dev/garm/runtime/garmtool"
 	"testing"
 
 	"github.com/garm-dev/garm/runtime/toolbind"
@@ -64,9 +65,9 @@ func profileCard(id string) string {
 
 // startProfilesService serves the fixture's Profiles service, answering in
 // full.
-func startProfilesService(t testing.TB, url string) {
+func startProfilesService(t testing.TB, url string, opts ...garmtool.Option) {
 	t.Helper()
-	_ = serveFixtureService(t, url, "profiles", "fix.v1.Profiles", profilesHandler)
+	_ = serveFixtureService(t, url, "profiles", "fix.v1.Profiles", profilesHandler, opts...)
 }
 
 func profilesHandler(method string, out protoreflect.MessageDescriptor) toolbind.Handler {

@@ -27,6 +27,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/metrics"
 	"github.com/garm-dev/garm/daemon/internal/quarantine"
 	"github.com/garm-dev/garm/daemon/internal/toolplane"
+	"github.com/garm-dev/garm/daemon/internal/tracing"
 	"github.com/garm-dev/garm/daemon/internal/transport/natsbus"
 	"github.com/nats-io/nats.go"
 )
@@ -86,6 +87,10 @@ type Daemon struct {
 	quarantine *quarantine.Reconciler
 	// mcpResource is the MCP endpoint's canonical URL; empty without --mcp.
 	mcpResource string
+	// tracer records calls' spans; nil is tracing off. traces is its
+	// provider, flushed after the ledger.
+	tracer *tracing.Tracer
+	traces traceProvider
 	// quorum is what /readyz knows of JetStream's quorum.
 	quorum quorumWatch
 }
@@ -111,6 +116,9 @@ func New(ctx context.Context, cfg Config) (*Daemon, error) {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	d := &Daemon{cfg: cfg, logger: logger, serving: new(catalogue.Serving)}
+	if err := d.openTracing(ctx); err != nil {
+		return nil, err
+	}
 	if err := d.open(ctx); err != nil {
 		d.closeAll()
 		return nil, err
@@ -213,8 +221,9 @@ func (d *Daemon) open(ctx context.Context) error {
 		Quarantine:  d.quarantine,
 		ToolTimeout: cfg.ToolTimeout,
 		Version:     Version(),
-		Observe:     d.metrics.ObserveCall,
-		Logger:      logger,
+		Observe:     d.metrics.ObserveCallContext,
+		Tracer:      d.tracer,
+		Logger:      d.logger,
 	}
 	if d.opt.notifier != nil {
 		cc.Notify = d.opt.notifier
@@ -372,6 +381,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			d.logger.Error("garmd: notifications were still queued when the flush ended", "err", closeErr)
 		}
 	}
+	d.flushTraces(flushCtx)
 	cancel()
 	d.closeBus()
 	stopAdmin()
@@ -399,6 +409,7 @@ func (d *Daemon) closeAll() {
 	if d.nc != nil {
 		d.nc.Close()
 	}
+	d.flushTraces(ctx)
 }
 
 // closeBus drains the bus connection and waits, bounded, until it is closed.

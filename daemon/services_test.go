@@ -66,9 +66,9 @@ func runService(t testing.TB, url string, svc *garmtool.Service) (crash func()) 
 	return nc.Close
 }
 
-func startCalculator(t testing.TB, url string) {
+func startCalculator(t testing.TB, url string, opts ...garmtool.Option) {
 	t.Helper()
-	svc := garmtool.New("calc", "0.1.0", garmtool.WithDrainTimeout(time.Second))
+	svc := garmtool.New("calc", "0.1.0", append([]garmtool.Option{garmtool.WithDrainTimeout(time.Second)}, opts...)...)
 	if err := calcv1.ServeCalculator(svc, calculator.Calculator{}); err != nil {
 		t.Fatal(err)
 	}
@@ -76,21 +76,21 @@ func startCalculator(t testing.TB, url string) {
 }
 
 // startRecordsService serves the records fixture's Records service.
-func startRecordsService(t testing.TB, url string) (crash func()) {
+func startRecordsService(t testing.TB, url string, opts ...garmtool.Option) (crash func()) {
 	t.Helper()
-	return serveFixtureService(t, url, "records", "fix.v1.Records", recordsHandler)
+	return serveFixtureService(t, url, "records", "fix.v1.Records", recordsHandler, opts...)
 }
 
 // serveFixtureService serves one service of the fixture catalogue.
-func serveFixtureService(t testing.TB, url, name string, service protoreflect.FullName, handler func(method string, out protoreflect.MessageDescriptor) toolbind.Handler) (crash func()) {
+func serveFixtureService(t testing.TB, url, name string, service protoreflect.FullName, handler func(method string, out protoreflect.MessageDescriptor) toolbind.Handler, opts ...garmtool.Option) (crash func()) {
 	t.Helper()
-	return serveServiceOf(t, fixtureCatalogue, url, name, service, "fix.v1", handler)
+	return serveServiceOf(t, fixtureCatalogue, url, name, service, "fix.v1", handler, opts...)
 }
 
 // serveServiceOf serves one service of a catalogue (of package pkg) from the
 // catalogue's own descriptors, with dynamic messages: a real tool service
 // on the bus, without generated code. handler gives each method's handler.
-func serveServiceOf(t testing.TB, catalogue func() ([]byte, error), url, name string, service protoreflect.FullName, pkg string, handler func(method string, out protoreflect.MessageDescriptor) toolbind.Handler) (crash func()) {
+func serveServiceOf(t testing.TB, catalogue func() ([]byte, error), url, name string, service protoreflect.FullName, pkg string, handler func(method string, out protoreflect.MessageDescriptor) toolbind.Handler, opts ...garmtool.Option) (crash func()) {
 	t.Helper()
 	data, err := catalogue()
 	if err != nil {
@@ -100,7 +100,7 @@ func serveServiceOf(t testing.TB, catalogue func() ([]byte, error), url, name st
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := garmtool.New(name, "0.1.0", garmtool.WithDrainTimeout(time.Second))
+	svc := garmtool.New(name, "0.1.0", append([]garmtool.Option{garmtool.WithDrainTimeout(time.Second)}, opts...)...)
 	for _, tool := range a.Tools() {
 		if tool.Service.Desc.FullName() != service {
 			continue

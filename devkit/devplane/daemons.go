@@ -129,6 +129,9 @@ func (s *Plane) startReplica(ctx context.Context, i int, run *daemonRun) (string
 	cfg.MCP = true
 	cfg.MinReplicas = s.streamReplicas()
 	cfg.Logger = s.logger
+	if s.traces != nil {
+		cfg.TracerProvider = s.traces
+	}
 	if len(s.daemons) > 1 {
 		cfg.Logger = s.logger.With("replica", i+1)
 	}

@@ -82,6 +82,12 @@ type Options struct {
 	// Ledger, when set, receives one line per ledger row as it lands on
 	// GARM_LEDGER (--ledger).
 	Ledger io.Writer
+	// Traces, when set, traces every call through garmd and the in-process
+	// tools (--traces): each call's span tree is printed to it, or, when
+	// the standard OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) is
+	// set, exported there over OTLP instead. garmd replicas run as
+	// processes of their own read the variables themselves.
+	Traces io.Writer
 }
 
 // Service is a tool service the plane runs in its own process.

@@ -20,6 +20,7 @@ import (
 	"github.com/garm-dev/garm/runtime/garmtool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 const (
@@ -33,8 +34,10 @@ const (
 // Plane is a running dev plane: the embedded NATS server with its streams,
 // the dev identity provider, the in-process tool services and garmd.
 type Plane struct {
-	urls      URLs
-	logger    *slog.Logger
+	urls   URLs
+	logger *slog.Logger
+	// traces is --traces' provider; nil without it.
+	traces    *sdktrace.TracerProvider
 	catalogue *builder.Catalogue
 	idp       *idp.IdP
 	// quickStart is the text printed once the plane is ready.
@@ -130,6 +133,11 @@ func (s *Plane) start(ctx context.Context, o Options) error {
 	s.urls.NATSSeeds = filepath.Join(s.runDir, "bus")
 	if s.ids, err = newIdentities(s.catalogue.Artifact, s.urls.NATSSeeds); err != nil {
 		return fmt.Errorf("the bus's identities: %w", err)
+	}
+	if o.Traces != nil {
+		if s.traces, err = newTracerProvider(ctx, o.Traces); err != nil {
+			return fmt.Errorf("--traces: %w", err)
+		}
 	}
 	if err := s.startBus(ctx, o); err != nil {
 		return err
@@ -242,6 +250,9 @@ func (s *Plane) startServices(ctx context.Context, services func(...garmtool.Opt
 		return nil
 	}
 	opts := []garmtool.Option{garmtool.WithLogger(s.logger), garmtool.WithDrainTimeout(serviceDrainTimeout)}
+	if s.traces != nil {
+		opts = append(opts, garmtool.WithTracerProvider(s.traces))
+	}
 	svcs, err := services(opts...)
 	if err != nil {
 		return fmt.Errorf("the in-process services: %w", err)
@@ -394,6 +405,11 @@ func (s *Plane) shutdown(ctx context.Context) error {
 	for _, svc := range s.services {
 		if svc.conn != nil {
 			svc.conn.Close()
+		}
+	}
+	if s.traces != nil {
+		if err := s.traces.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("the traces: %w", err))
 		}
 	}
 	if s.tail != nil {

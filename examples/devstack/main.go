@@ -80,6 +80,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (Options, error) {
 	flags.StringVar(&o.NATSServerBinary, "nats-server", "", "with --cluster, run each node as a process of this nats-server `binary` (default: .tmp/bin/nats-server, which make nats-server builds)")
 	flags.StringVar(&o.GarmdBinary, "garmd", "", "with --cluster, run each replica as a process of this garmd `binary` (default: .tmp/bin/garmd, which make garmd builds)")
 	ledger := flags.Bool("ledger", false, "print each ledger row as it lands on GARM_LEDGER")
+	traces := flags.Bool("traces", false, "trace every call: print its span tree, or export it over OTLP to OTEL_EXPORTER_OTLP_ENDPOINT when that is set")
 	flags.BoolVar(&o.Verbose, "verbose", false, "log at info level (default: warnings and errors)")
 	if err := flags.Parse(args); err != nil {
 		return o, err
@@ -89,6 +90,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (Options, error) {
 	}
 	if *ledger {
 		o.Ledger = stdout
+	}
+	if *traces {
+		o.Traces = stdout
 	}
 	if *cluster {
 		o.Nodes, o.Replicas = ClusterNodes, ClusterReplicas

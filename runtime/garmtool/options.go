@@ -3,6 +3,8 @@ package garmtool
 import (
 	"log/slog"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Defaults of the options New takes.
@@ -20,9 +22,10 @@ const (
 type Option func(*options)
 
 type options struct {
-	concurrency  int
-	logger       *slog.Logger
-	drainTimeout time.Duration
+	concurrency    int
+	logger         *slog.Logger
+	drainTimeout   time.Duration
+	tracerProvider trace.TracerProvider
 }
 
 func newOptions(opts []Option) options {
@@ -71,4 +74,14 @@ func WithDrainTimeout(d time.Duration) Option {
 			o.drainTimeout = DefaultDrainTimeout
 		}
 	}
+}
+
+// WithTracerProvider sets where the Service's spans go: one server span
+// per request, the child of the trace context garmd sent, named for the
+// tool and recording its outcome and refusal code. The handler's context
+// carries the span, so a tool's own spans nest under it. nil, or not
+// given, means the global provider (otel.GetTracerProvider), which records
+// nothing until one is set.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(o *options) { o.tracerProvider = tp }
 }

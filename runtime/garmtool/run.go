@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"log/slog"
 	"regexp"
 	"sync"
@@ -62,6 +63,7 @@ func (s *Service) Run(ctx context.Context, nc *nats.Conn) error {
 	}
 
 	srv := newServer(ctx, s.opts.logger, endpoints)
+	srv.tracer = tracerOf(s.opts.tracerProvider)
 	defer srv.cancel(context.Canceled)
 	instances, err := srv.start(nc, s.name, s.version, s.opts.concurrency)
 	if err != nil {
@@ -94,6 +96,7 @@ type server struct {
 	log       *slog.Logger
 	endpoints []*endpoint
 	base      context.Context // ctx's values without its cancellation
+	tracer    trace.Tracer
 	cancel    context.CancelCauseFunc
 	gate      gate
 
@@ -103,7 +106,7 @@ type server struct {
 
 func newServer(ctx context.Context, log *slog.Logger, endpoints []*endpoint) *server {
 	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	return &server{log: log, endpoints: endpoints, base: base, cancel: cancel, connLost: make(chan struct{})}
+	return &server{log: log, endpoints: endpoints, base: base, cancel: cancel, connLost: make(chan struct{}), tracer: tracerOf(nil)}
 }
 
 // services returns the proto services served, in registration order, with

@@ -48,13 +48,21 @@ func (srv *server) serve(ep *endpoint, req micro.Request) {
 		return
 	}
 	inv, err := invocationOf(req)
+	ctx, span := srv.startSpan(ep, inv)
+	code := srv.answer(ctx, ep, req, inv, err)
+	endSpan(span, code)
+}
+
+// answer answers one request whose invocation was decoded (or not, err)
+// and returns the error code it answered with, "" for a response.
+func (srv *server) answer(ctx context.Context, ep *endpoint, req micro.Request, inv *toolv1.InvocationContext, err error) string {
 	if err != nil {
 		srv.answerError(req, ep, nil, toolbind.CodeBadRequest, msgMissingInvocation, err)
-		return
+		return toolbind.CodeBadRequest
 	}
 	if !srv.gate.enter() {
 		srv.answerError(req, ep, inv, codeUnavailable, msgShuttingDown, nil)
-		return
+		return codeUnavailable
 	}
 	defer srv.gate.leave()
 
@@ -63,20 +71,20 @@ func (srv *server) serve(ep *endpoint, req micro.Request) {
 		deadline = d.AsTime()
 		if !time.Now().Before(deadline) {
 			srv.answerError(req, ep, inv, toolbind.CodeTooManyRequests, msgOverloaded, nil)
-			return
+			return toolbind.CodeTooManyRequests
 		}
 	}
 	in := srv.newRequest(ep, inv)
 	if in == nil {
 		srv.answerError(req, ep, inv, codeInternal, msgInternal, errors.New("the request constructor returned no message"))
-		return
+		return codeInternal
 	}
 	if err := unmarshalRequest(req.Data(), in); err != nil {
 		srv.answerError(req, ep, inv, toolbind.CodeBadRequest, msgContractMismatch, err)
-		return
+		return toolbind.CodeBadRequest
 	}
 
-	ctx := wire.WithInvocation(srv.base, inv)
+	ctx = wire.WithInvocation(ctx, inv)
 	if !deadline.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, deadline)
@@ -86,11 +94,12 @@ func (srv *server) serve(ep *endpoint, req micro.Request) {
 	code, message, body := outcome(out, err)
 	if code != "" {
 		srv.answerError(req, ep, inv, code, message, nil)
-		return
+		return code
 	}
 	if err := req.Respond(body); err != nil {
 		srv.log.Warn("garmtool: could not send the answer", "tool", ep.ref.FQN, "call_id", inv.GetCallId(), "error", err)
 	}
+	return ""
 }
 
 // invocationOf decodes the request's one Garm-Invocation header.

@@ -24,7 +24,9 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/deny"
 	"github.com/garm-dev/garm/daemon/internal/ledger"
 	"github.com/garm-dev/garm/daemon/internal/listing"
+	"github.com/garm-dev/garm/daemon/internal/tracing"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Config is what the chain runs with; every field is required unless it
@@ -58,9 +60,11 @@ type Config struct {
 	// Version is garmd's version, on every row.
 	Version string
 	// Observe, when set, is told how each call ended (for metrics); tool is
-	// "" when no visible tool was resolved.
-	Observe func(tool, outcome, code string, d time.Duration)
-	Logger  *slog.Logger
+	// "" when no visible tool was resolved. ctx carries the call's span.
+	Observe func(ctx context.Context, tool, outcome, code string, d time.Duration)
+	// Tracer records each call's spans; nil is tracing off.
+	Tracer *tracing.Tracer
+	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -168,13 +172,14 @@ type state struct {
 func (c *Chain) Run(ctx context.Context, req *Request) (resp *Response) {
 	start := c.Now()
 	eventID := rowstep.NewEventID(start)
-	st := &state{row: rowstep.Open(eventID, start, req.Path, c.Version)}
+	st, span := c.newState(rowstep.Open(eventID, start, req.Path, c.Version))
 	rowstep.Surface(st.row, req.Surface, req.ClientName)
+	ctx = c.startSpan(ctx, req, start, span)
 	var err error
 	defer func() {
 		if p := recover(); p != nil {
 			err = deny.Fail(deny.Internal, "panic", fmt.Sprint("panic: ", p))
-			c.Logger.Error("garmd: a call panicked", "event_id", eventID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			c.Logger.ErrorContext(ctx, "garmd: a call panicked", "event_id", eventID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			resp = refusal(err)
 			st.noRecord = false
 		}
@@ -185,12 +190,13 @@ func (c *Chain) Run(ctx context.Context, req *Request) (resp *Response) {
 		} else {
 			resp.EventID = eventID
 			rowstep.Finish(st.row, err, latency)
-			c.Recorder.Record(st.row)
+			c.record(ctx, st.row)
 			c.afterLedger(ctx, st)
 		}
 		if c.Observe != nil {
-			c.observe(st, err, latency)
+			c.observe(ctx, st, err, latency)
 		}
+		finishSpan(span, st, err, resp.EventID)
 	}()
 	resp, err = c.run(ctx, req, st, start)
 	if err != nil {
@@ -199,7 +205,7 @@ func (c *Chain) Run(ctx context.Context, req *Request) (resp *Response) {
 	return resp
 }
 
-func (c *Chain) observe(st *state, err error, latency time.Duration) {
+func (c *Chain) observe(ctx context.Context, st *state, err error, latency time.Duration) {
 	tool := ""
 	if st.tool != nil {
 		tool = st.tool.FQN
@@ -208,7 +214,7 @@ func (c *Chain) observe(st *state, err error, latency time.Duration) {
 	if err != nil {
 		code = deny.WireCode(err)
 	}
-	c.Observe(tool, deny.Outcome(err), code, latency)
+	c.Observe(ctx, tool, deny.Outcome(err), code, latency)
 }
 
 func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Time) (*Response, error) {
@@ -231,7 +237,7 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 	st.row.CatalogueDigest = gen.Digest
 
 	// Step 1: authenticate.
-	p, err := c.Authn.Authenticate(ctx, req.Authorization, gen)
+	p, err := c.authenticate(ctx, req.Authorization, gen)
 	if err != nil {
 		return nil, err
 	}
@@ -268,25 +274,16 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 	if err != nil {
 		return nil, err
 	}
-	in, err := codec.DecodeRequest(tool.Input, req.Body, req.JSON)
-	if err != nil {
-		return nil, deny.Deny(deny.InvalidArgument, err.Error())
-	}
-
-	// Step 3: input. (a) the write check; (b) the request's own rules,
-	// with violations listed as far as this caller was shown the input.
-	shape := p.Shape()
-	idempotencyKey, err := c.Input.CheckWrites(p, tool, in)
+	// Step 3: input, after the body is decoded: (a) the write check; (b)
+	// the request's own rules, with violations listed as far as this
+	// caller was shown the input.
+	_, inputSpan := c.Tracer.StartStep(ctx, tracing.StepInput)
+	in, idempotencyKey, err := c.input(gen, p, tool, req)
+	tracing.EndStep(inputSpan, err)
 	if err != nil {
 		return nil, err
 	}
-	validator := gen.Validator()
-	if validator == nil {
-		return nil, deny.Fail(deny.Internal, "validation", "the serving generation was not mounted: it has no validator")
-	}
-	if err := c.Input.Validate(validator, tool, shape, in); err != nil {
-		return nil, asInternal(err, "validation")
-	}
+	shape := p.Shape()
 
 	// Step 4 (instance authorization, pre) is reserved (SPEC 11).
 	// Step 5: the approval grant, verified now and spent last.
@@ -325,7 +322,7 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 		}
 	}
 	st.dispatched = true
-	out, err := c.Dispatch.Call(ctx, tool, dispatch.Invocation(p, hop), in)
+	out, err := c.dispatch(ctx, tool, p, hop, in)
 	if err != nil {
 		return nil, err
 	}
@@ -333,15 +330,25 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 	// Step 7 (instance authorization, post) is reserved (SPEC 11).
 	// Step 8: redaction, the field plan for this caller's shape, then the
 	// cards in the answer projected for it.
+	_, redactSpan := c.Tracer.StartStep(ctx, tracing.StepRedact)
 	res, err := c.Redact.Apply(tool, shape, p.Tenant, out)
 	if err != nil {
-		return nil, deny.Fail(deny.Internal, "redaction", err.Error())
+		err = deny.Fail(deny.Internal, "redaction", err.Error())
+	}
+	tracing.EndStep(redactSpan, err)
+	if err != nil {
+		return nil, err
 	}
 	st.row.RedactionCount, st.row.DisclosedCount, st.row.RedactionPlan = res.Count, res.Disclosed, res.Plan
 	if tool.AnswersCards {
+		_, cardSpan := c.Tracer.StartStep(ctx, tracing.StepProjectCards)
 		projected, err := card.Project(tool, shape, gen.Numbered, out)
 		if err != nil {
-			return nil, asInternal(err, "card_invalid")
+			err = asInternal(err, "card_invalid")
+		}
+		tracing.EndStep(cardSpan, err)
+		if err != nil {
+			return nil, err
 		}
 		st.row.RedactionCount += projected.Withheld
 	}
@@ -352,6 +359,29 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 	// Step 9 (the ledger), step 10 (notify) and the audit outcome complete
 	// in Run's deferred function, on every path.
 	return &Response{Status: http.StatusOK, Body: body, ContentType: codec.ContentType(req.JSON)}, nil
+}
+
+// input decodes the body and runs step 3: (a) the write check; (b) the
+// request's own rules, with violations listed as far as this caller was
+// shown the input. It returns the request and the runner-sourced
+// idempotency key, when one was set.
+func (c *Chain) input(gen *catalogue.Generation, p *call.Principal, tool *call.Tool, req *Request) (protoreflect.Message, string, error) {
+	in, err := codec.DecodeRequest(tool.Input, req.Body, req.JSON)
+	if err != nil {
+		return nil, "", deny.Deny(deny.InvalidArgument, err.Error())
+	}
+	idempotencyKey, err := c.Input.CheckWrites(p, tool, in)
+	if err != nil {
+		return nil, "", err
+	}
+	validator := gen.Validator()
+	if validator == nil {
+		return nil, "", deny.Fail(deny.Internal, "validation", "the serving generation was not mounted: it has no validator")
+	}
+	if err := c.Input.Validate(validator, tool, p.Shape(), in); err != nil {
+		return nil, "", asInternal(err, "validation")
+	}
+	return in, idempotencyKey, nil
 }
 
 func (c *Chain) list(gen *catalogue.Generation, p *call.Principal, req *Request, st *state) (*Response, error) {

@@ -6,6 +6,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/chain/grant"
 	"github.com/garm-dev/garm/daemon/internal/deny"
+	"github.com/garm-dev/garm/daemon/internal/tracing"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"google.golang.org/protobuf/proto"
@@ -40,7 +41,9 @@ func (c *Chain) approve(ctx context.Context, req *Request, p *call.Principal, t 
 	if c.Grants == nil {
 		return grant.Result{}, deny.Fail(deny.Internal, "grant", "tool "+t.FQN+" declares MODE_GRANT and approval grants are off")
 	}
+	ctx, span := c.Tracer.StartStep(ctx, tracing.StepVerifyGrant)
 	res, err := c.Grants.Check(ctx, req.Grant, p, t, in)
+	tracing.EndStep(span, err)
 	if res.TaskID != "" {
 		if st.row.Tags == nil {
 			st.row.Tags = map[string]string{}
@@ -60,7 +63,10 @@ func (c *Chain) spend(ctx context.Context, t *call.Tool, approval grant.Result, 
 	if c.Grants == nil {
 		return deny.Fail(deny.Internal, "grant", "tool "+t.FQN+" declares MODE_GRANT and approval grants are off")
 	}
-	return c.Grants.Spend(ctx, approval, callID)
+	ctx, span := c.Tracer.StartStep(ctx, tracing.StepSpendGrant)
+	err := c.Grants.Spend(ctx, approval, callID)
+	tracing.EndStep(span, err)
+	return err
 }
 
 // writeAhead writes the intent row of a LEVEL_AUDIT tool's call before it
@@ -79,11 +85,14 @@ func (c *Chain) writeAhead(ctx context.Context, t *call.Tool, row *ledgerv1.Even
 	}
 	intent := proto.Clone(row).(*ledgerv1.Event)
 	intent.Outcome = "intent"
-	if err := c.Audit.Write(ctx, intent); err != nil {
+	wctx, span := c.Tracer.StartStep(ctx, tracing.StepWriteAhead)
+	err := c.Audit.Write(wctx, intent)
+	tracing.EndStep(span, err)
+	if err != nil {
 		if failClosed {
 			return deny.Fail(deny.AuditUnavailable, "audit_unavailable", "the audit intent was not written: "+err.Error())
 		}
-		c.Logger.Error("garmd: an audit intent was not written; the call goes on (not fail_closed)", "event_id", row.GetEventId(), "tool", t.FQN, "err", err)
+		c.Logger.ErrorContext(ctx, "garmd: an audit intent was not written; the call goes on (not fail_closed)", "event_id", row.GetEventId(), "tool", t.FQN, "err", err)
 	}
 	return nil
 }
@@ -99,7 +108,7 @@ func (c *Chain) afterLedger(ctx context.Context, st *state) {
 	}
 	if audited(t) && c.Audit != nil {
 		if err := c.Audit.Write(context.WithoutCancel(ctx), st.row); err != nil {
-			c.Logger.Error("garmd: an audit outcome was not written", "event_id", st.row.GetEventId(), "tool", t.FQN, "outcome", st.row.GetOutcome(), "err", err)
+			c.Logger.ErrorContext(ctx, "garmd: an audit outcome was not written", "event_id", st.row.GetEventId(), "tool", t.FQN, "outcome", st.row.GetOutcome(), "err", err)
 		}
 	}
 	if st.dispatched && notifies(t) && c.Notify != nil {

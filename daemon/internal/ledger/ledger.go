@@ -20,6 +20,13 @@ type Recorder interface {
 	Counts() *Counts
 }
 
+// ContextRecorder is a Recorder that also takes the call's context: one
+// that writes a log line hands it to the handler, so the line carries the
+// call's trace_id and span_id (docs/decisions/0060).
+type ContextRecorder interface {
+	RecordContext(ctx context.Context, e *ledgerv1.Event)
+}
+
 // Counts are what a recorder reports to metrics: rows recorded where they
 // were meant to go, and rows that took the fallback path (or were lost, when
 // even that failed).

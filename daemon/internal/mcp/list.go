@@ -17,14 +17,15 @@ import (
 // listTools answers tools/list: the caller's own listing for audience AGENT,
 // from the lister that answers ListTools, a page at a time. Like a
 // successful ListTools it writes no ledger row.
-func (s *Server) listTools(w http.ResponseWriter, gen *catalogue.Generation, p *call.Principal, req *rpcRequest, e era) {
+// It returns the error it answered, nil when it answered a result.
+func (s *Server) listTools(w http.ResponseWriter, gen *catalogue.Generation, p *call.Principal, req *rpcRequest, e era) *rpcError {
 	var params struct {
 		Cursor *string `json:"cursor"`
 	}
 	if req.params != nil {
 		if _, err := members(req.params); err != nil || json.Unmarshal(req.params, &params) != nil {
 			writeError(w, req.id, errInvalidParams)
-			return
+			return errInvalidParams
 		}
 	}
 	from := 0
@@ -32,13 +33,13 @@ func (s *Server) listTools(w http.ResponseWriter, gen *catalogue.Generation, p *
 		var ok bool
 		if from, ok = s.resume(gen, *params.Cursor); !ok {
 			writeError(w, req.id, errInvalidCursor)
-			return
+			return errInvalidCursor
 		}
 	}
 	entries, next, err := s.chain.Lister.Page(gen, p, toolv1.Audience_AUDIENCE_AGENT, from, s.pageSize)
 	if err != nil {
 		writeError(w, req.id, errInternal)
-		return
+		return errInternal
 	}
 	size := 256 + len(req.id)
 	for _, en := range entries {
@@ -54,7 +55,7 @@ func (s *Server) listTools(w http.ResponseWriter, gen *catalogue.Generation, p *
 		tj, err := s.tools.of(gen, en.Tool)
 		if err != nil {
 			writeError(w, req.id, errInternal)
-			return
+			return errInternal
 		}
 		if i > 0 {
 			out = append(out, ',')
@@ -74,6 +75,7 @@ func (s *Server) listTools(w http.ResponseWriter, gen *catalogue.Generation, p *
 	out = s.appendEra(out, e)
 	out = append(out, "}}"...)
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // appendEra adds what a 2026-07-28 result carries and a 2025-11-25 one does

@@ -24,6 +24,7 @@ import (
 	rowstep "github.com/garm-dev/garm/daemon/internal/chain/ledger"
 	"github.com/garm-dev/garm/daemon/internal/deny"
 	"github.com/garm-dev/garm/daemon/internal/toolplane"
+	"github.com/garm-dev/garm/daemon/internal/tracing"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -245,9 +246,11 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	authorization := r.Header.Get("Authorization")
-	p, err := s.chain.Authn.Authenticate(r.Context(), authorization, gen)
+	authStart := time.Now()
+	p, cacheHit, err := s.chain.Authn.AuthenticateCached(r.Context(), authorization, gen)
+	gate := gateAuth{start: authStart, end: time.Now(), cacheHit: cacheHit, err: err}
 	if err != nil {
-		s.recordRefusal(start, gen, nil, "", err)
+		s.traceRefusal(r.Context(), &headers, version, start, gate, s.recordRefusal(start, gen, nil, "", err), gen, err)
 		w.Header().Set("Www-Authenticate", s.challenge)
 		writeError(w, nil, errUnauthenticated)
 		return
@@ -269,11 +272,20 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, nil, errInvalidRequest)
 			return
 		}
-		s.listTools(w, gen, p, req, era)
+		_, span := s.startSpan(r.Context(), tracing.NameMCPList, version, headers.Traceparent, headers.Tracestate, start, gate)
+		finishList(span, s.listTools(w, gen, p, req, era), gen)
 	case "tools/call":
 		if req.id == nil {
 			writeError(w, nil, errInvalidRequest)
 			return
+		}
+		if s.chain.Tracer != nil {
+			tp, ts := callTrace(r.Header, &headers, req.params)
+			ctx, span := s.startSpan(r.Context(), tracing.NameMCPCall, version, tp, ts, start, gate)
+			// Ends the span once answered; what it records is for a call
+			// refused before the chain ran (its parameters).
+			defer span.End(invalidParams(gen))
+			r = r.WithContext(tracing.Lend(ctx, span))
 		}
 		s.callTool(w, r, &headers, start, gen, p, req, era)
 	case "initialize", "ping", "server/discover", "notifications/initialized", "notifications/cancelled":
@@ -422,7 +434,7 @@ func (s *Server) recordRefusal(start time.Time, gen *catalogue.Generation, p *ca
 	rowstep.Finish(row, err, latency)
 	s.chain.Recorder.Record(row)
 	if s.chain.Observe != nil {
-		s.chain.Observe("", deny.Outcome(err), deny.WireCode(err), latency)
+		s.chain.Observe(context.Background(), "", deny.Outcome(err), deny.WireCode(err), latency)
 	}
 	return id
 }

@@ -1,11 +1,13 @@
 package metrics
 
 import (
+	"context"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/garm-dev/garm/daemon/internal/deny"
 )
@@ -52,6 +54,13 @@ type callSeries struct {
 // failure, "" when ok. Values outside those sets are folded as the package
 // documentation says, never added as new label values.
 func (m *Metrics) ObserveCall(tool, outcome, code string, d time.Duration) {
+	m.ObserveCallContext(context.Background(), tool, outcome, code, d)
+}
+
+// ObserveCallContext is ObserveCall for a call whose span is on ctx: the
+// latency observation carries the span's trace id as its exemplar when
+// the span is sampled (docs/decisions/0060).
+func (m *Metrics) ObserveCallContext(ctx context.Context, tool, outcome, code string, d time.Duration) {
 	k := normalise(tool, outcome, code)
 	var s *callSeries
 	if v, ok := m.series.Load(k); ok {
@@ -60,8 +69,18 @@ func (m *Metrics) ObserveCall(tool, outcome, code string, d time.Duration) {
 		s = m.resolve(k)
 	}
 	s.calls.Inc()
+	if sc := trace.SpanContextFromContext(ctx); sc.IsSampled() {
+		if eo, ok := s.latency.(prometheus.ExemplarObserver); ok {
+			eo.ObserveWithExemplar(max(d, 0).Seconds(), prometheus.Labels{ExemplarTraceID: sc.TraceID().String()})
+			return
+		}
+	}
 	s.latency.Observe(max(d, 0).Seconds())
 }
+
+// ExemplarTraceID is the label of a latency exemplar: the trace id of the
+// call observed.
+const ExemplarTraceID = "trace_id"
 
 // resolve finds the children for k once. Two calls racing on a new key may
 // both resolve it; the vectors hand both the same children, and the map

@@ -114,6 +114,9 @@ func New(version string, s Sources) *Metrics {
 
 	m.handler = promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{
 		MaxRequestsInFlight: scrapesInFlight,
+		// Exemplars (a latency's trace id) are exposed in OpenMetrics only,
+		// to a scraper that asks for it.
+		EnableOpenMetrics: true,
 	})
 	return m
 }

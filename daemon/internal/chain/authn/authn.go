@@ -147,26 +147,33 @@ func New(cfg Config) (*Authenticator, error) {
 // token to the same generation: callers must treat it, its slices and its
 // map as read-only.
 func (a *Authenticator) Authenticate(ctx context.Context, authorization string, tax Taxonomy) (*call.Principal, error) {
+	p, _, err := a.AuthenticateCached(ctx, authorization, tax)
+	return p, err
+}
+
+// AuthenticateCached is Authenticate, also saying whether the token was
+// found in the verified-token cache (for the authentication span).
+func (a *Authenticator) AuthenticateCached(ctx context.Context, authorization string, tax Taxonomy) (p *call.Principal, cacheHit bool, err error) {
 	token, err := bearer(authorization)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if tax == nil {
-		return nil, deny.Fail(deny.Internal, "internal", "authn: no taxonomy to number compartments with")
+		return nil, false, deny.Fail(deny.Internal, "internal", "authn: no taxonomy to number compartments with")
 	}
 	if a.cache == nil || reflect.TypeOf(tax).Kind() != reflect.Pointer {
-		return a.verify(ctx, token, tax)
+		p, err = a.verify(ctx, token, tax)
+		return p, false, err
 	}
 	key := cacheKey{sum: tokenSum(token), tax: tax}
 	if p := a.cache.get(&key, a.now()); p != nil {
-		return p, nil
+		return p, true, nil
 	}
-	p, err := a.verify(ctx, token, tax)
-	if err != nil {
-		return nil, err
+	if p, err = a.verify(ctx, token, tax); err != nil {
+		return nil, false, err
 	}
 	a.cache.put(&key, p, a.now())
-	return p, nil
+	return p, false, nil
 }
 
 // KeySetStats are the stats of each trusted issuer's key set, by issuer,

@@ -47,7 +47,20 @@ func (r *Recorder) Record(e *ledgerv1.Event) {
 	if e == nil {
 		return
 	}
-	if err := LogRow(r.logger, e); err != nil {
+	if err := logRow(context.Background(), r.logger, e); err != nil {
+		r.counts.Lost.Add(1)
+		return
+	}
+	r.counts.Recorded.Add(1)
+}
+
+// RecordContext is Record with the call's context, handed to the log
+// handler.
+func (r *Recorder) RecordContext(ctx context.Context, e *ledgerv1.Event) {
+	if e == nil {
+		return
+	}
+	if err := logRow(ctx, r.logger, e); err != nil {
 		r.counts.Lost.Add(1)
 		return
 	}
@@ -65,20 +78,19 @@ func (r *Recorder) Counts() *ledger.Counts { return &r.counts }
 // error is ErrInfoDisabled, or the handler's own when it fails to write; the
 // row is then not in the log.
 func LogRow(logger *slog.Logger, e *ledgerv1.Event) error {
-	return logRow(logger, e)
+	return logRow(context.Background(), logger, e)
 }
 
 // LogFallbackRow writes e as LogRow does, followed by FallbackKey=true and
 // FallbackReasonKey=reason.
 func LogFallbackRow(logger *slog.Logger, e *ledgerv1.Event, reason string) error {
-	return logRow(logger, e, slog.Bool(FallbackKey, true), slog.String(FallbackReasonKey, reason))
+	return logRow(context.Background(), logger, e, slog.Bool(FallbackKey, true), slog.String(FallbackReasonKey, reason))
 }
 
 // logRow builds the record by hand rather than through logger.LogAttrs so the
 // handler's error is seen, and with a zero record time so that a handler
 // writes no time of its own: the row's time column is the line's only time.
-func logRow(logger *slog.Logger, e *ledgerv1.Event, extra ...slog.Attr) error {
-	ctx := context.Background()
+func logRow(ctx context.Context, logger *slog.Logger, e *ledgerv1.Event, extra ...slog.Attr) error {
 	h := logger.Handler()
 	if !h.Enabled(ctx, slog.LevelInfo) {
 		return ErrInfoDisabled
@@ -160,4 +172,9 @@ func compartments(e *ledgerv1.Event) []string {
 	return noCompartments
 }
 
-var _ ledger.Recorder = (*Recorder)(nil)
+var (
+	_ ledger.Recorder        = (*Recorder)(nil)
+	_ ledger.ContextRecorder = (*Recorder)(nil)
+)
+
+var _ ledger.ContextRecorder = (*Recorder)(nil)

@@ -8,6 +8,10 @@
 // On a secured bus it connects with one of the credential files and TLS,
 // the same flags garmd takes (docs/operators.md, "Securing the bus").
 //
+// With OTEL_EXPORTER_OTLP_ENDPOINT set it exports a span per call over
+// OTLP, configured by the standard OTEL_* variables (docs/operators.md,
+// "Tracing").
+//
 // It logs to stderr, keeps reconnecting to NATS for as long as it runs
 // (starting even when the server is not up yet), and on SIGINT or SIGTERM
 // stops taking calls and lets running ones finish, for up to the drain
@@ -88,10 +92,21 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer nc.Close()
 
-	svc := garmtool.New("calcd", version,
+	opts := []garmtool.Option{
 		garmtool.WithConcurrency(*concurrency),
 		garmtool.WithDrainTimeout(*drainTimeout),
-		garmtool.WithLogger(logger))
+		garmtool.WithLogger(logger),
+	}
+	tp, err := tracerProvider(ctx)
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	if tp != nil {
+		// Flushed once the last call has drained.
+		defer func() { _ = tp.Shutdown(context.WithoutCancel(ctx)) }()
+		opts = append(opts, garmtool.WithTracerProvider(tp))
+	}
+	svc := garmtool.New("calcd", version, opts...)
 	if err := calcv1.ServeCalculator(svc, calculator.Calculator{}); err != nil {
 		return err
 	}

@@ -1,0 +1,61 @@
+package chain_test
+
+import (
+	"context"
+	"testing"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/garm-dev/garm/daemon/internal/tracing"
+	"github.com/garm-dev/garm/daemon/internal/transport"
+)
+
+// BenchmarkChainInProcessTraced is BenchmarkChainInProcess with tracing on
+// at 100% sampling, every span handed to the batching processor garmd
+// uses and exported to an exporter that drops it: the cost of the spans
+// themselves, which decision 0060 bounds against BenchmarkChainInProcess
+// (tracing off).
+func BenchmarkChainInProcessTraced(b *testing.B) { benchmarkTraced(b, "") }
+
+// BenchmarkChainInProcessTracedUnderACallersTrace is the same call sent
+// with a caller's traceparent, which garmd's span joins.
+func BenchmarkChainInProcessTracedUnderACallersTrace(b *testing.B) {
+	benchmarkTraced(b, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+}
+
+// BenchmarkChainInProcessTracedUnsampled is the same call with tracing on
+// and the call not sampled: its spans do not record.
+func BenchmarkChainInProcessTracedUnsampled(b *testing.B) {
+	benchmarkSampled(b, "", sdktrace.NeverSample())
+}
+
+func benchmarkTraced(b *testing.B, traceparent string) {
+	benchmarkSampled(b, traceparent, sdktrace.AlwaysSample())
+}
+
+func benchmarkSampled(b *testing.B, traceparent string, sampler sdktrace.Sampler) {
+	r := newRigRecording(b, discard{})
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithBatcher(dropSpans{}))
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	r.chain.Tracer = tracing.New(tp, "bench")
+	answer := &transport.Reply{Body: []byte{0x09, 0, 0, 0, 0, 0, 0, 0x08, 0x40}}
+	r.reply = func(context.Context, *transport.Request) (*transport.Reply, error) { return answer, nil }
+	req := r.request(r.token(b), "/calc.v1.Calculator/Add", `{"a":1,"b":2}`)
+	req.Traceparent = traceparent
+	ctx := context.Background()
+	if resp := r.chain.Run(ctx, req); resp.Status != 200 {
+		b.Fatalf("%d %s", resp.Status, resp.Body)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if resp := r.chain.Run(ctx, req); resp.Status != 200 {
+			b.Fatal(resp.Status)
+		}
+	}
+}
+
+// dropSpans is an exporter that drops every span.
+type dropSpans struct{}
+
+func (dropSpans) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (dropSpans) Shutdown(context.Context) error                             { return nil }

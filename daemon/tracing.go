@@ -1,0 +1,62 @@
+package garmd
+
+import (
+	"context"
+	"log/slog"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/garm-dev/garm/daemon/internal/tracing"
+)
+
+// traceProvider is what garmd does with its tracer provider at shutdown.
+type traceProvider struct {
+	// flush exports what is buffered; nil when the provider cannot.
+	flush func(context.Context) error
+	// shutdown, for a provider garmd built, also stops it.
+	shutdown func(context.Context) error
+}
+
+// openTracing sets up the spans of every call (docs/decisions/0060): the
+// provider given in the config, else the one the OTEL_* variables
+// describe, else none. With a provider, log lines of a call carry its
+// trace_id and span_id.
+func (d *Daemon) openTracing(ctx context.Context) error {
+	var tp trace.TracerProvider = d.cfg.TracerProvider
+	if tp != nil {
+		if f, ok := tp.(interface{ ForceFlush(context.Context) error }); ok {
+			d.traces.flush = f.ForceFlush
+		}
+	} else {
+		sdk, err := tracing.FromEnv(ctx, Version())
+		if err != nil {
+			return err
+		}
+		if sdk == nil {
+			return nil
+		}
+		tp = sdk
+		d.traces.flush, d.traces.shutdown = sdk.ForceFlush, sdk.Shutdown
+	}
+	d.tracer = tracing.New(tp, Version())
+	d.logger = slog.New(tracing.LogHandler(d.logger.Handler()))
+	return nil
+}
+
+// flushTraces exports the spans still buffered: at shutdown, after the
+// ledger, so a call's trace is not lost before its row.
+func (d *Daemon) flushTraces(ctx context.Context) {
+	p := d.traces
+	d.traces = traceProvider{}
+	if p.shutdown != nil {
+		if err := p.shutdown(ctx); err != nil {
+			d.logger.Error("garmd: traces did not flush whole", "err", err)
+		}
+		return
+	}
+	if p.flush != nil {
+		if err := p.flush(ctx); err != nil {
+			d.logger.Error("garmd: traces did not flush whole", "err", err)
+		}
+	}
+}
