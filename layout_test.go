@@ -143,6 +143,27 @@ func TestImportRules(t *testing.T) {
 			},
 		},
 		{
+			// garmd and the approvals service share the pending record; it
+			// must not drag either side's code into the other.
+			name:    "approvals/pending depends on runtime/wire, the NATS client and the standard library alone",
+			applies: func(p listedPackage) bool { return under(p.ImportPath, module+"/approvals/pending") },
+			forbidden: func(dep string) bool {
+				return strings.Contains(strings.SplitN(dep, "/", 2)[0], ".") &&
+					!under(dep, module+"/runtime/wire", module+"/gen", "google.golang.org/protobuf",
+						"github.com/nats-io/nats.go", "github.com/nats-io/nkeys", "github.com/nats-io/nuid",
+						"github.com/klauspost/compress", "golang.org/x/crypto", "golang.org/x/sys")
+			},
+		},
+		{
+			// The approvals service is the grant issuer; garmd must hold no
+			// part of it but the shared record.
+			name:    "the daemon imports approvals/pending and nothing else under approvals",
+			applies: func(p listedPackage) bool { return under(p.ImportPath, module+"/daemon") },
+			forbidden: func(dep string) bool {
+				return under(dep, module+"/approvals") && dep != module+"/approvals/pending"
+			},
+		},
+		{
 			// The dev plane and the commands built on it (make dev, garm dev)
 			// embed a server: decision 0047.
 			name: "the NATS server appears only in garmtooltest, the dev plane and the commands on it",
