@@ -62,8 +62,11 @@ func (i *IdP) RegisterClient(id, redirectURI string) error {
 		return fmt.Errorf("%w: client id must be non-empty and printable", ErrInvalidRequest)
 	}
 	u, err := url.Parse(redirectURI)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" {
-		return fmt.Errorf("%w: redirect URI %q is not an absolute http(s) URL without a fragment", ErrInvalidRequest, redirectURI)
+	// The URI is written into the picker's Content-Security-Policy, so nothing that could end
+	// or widen a source expression is allowed in it.
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" ||
+		strings.ContainsAny(redirectURI, " \t\r\n;,'\"*") {
+		return fmt.Errorf("%w: redirect URI %q is not an absolute http(s) URL without a fragment, spaces, quotes, commas, semicolons or stars", ErrInvalidRequest, redirectURI)
 	}
 	i.oidc.mu.Lock()
 	defer i.oidc.mu.Unlock()

@@ -12,9 +12,10 @@ import (
 )
 
 // pageSecurity is sent with the persona picker: no script, no frames, nothing loaded from
-// elsewhere, and forms posting only back to the IdP.
-func pageSecurity(h http.Header) {
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+// elsewhere, and its form posting only back to the IdP, which may redirect only to the client's
+// registered redirect URI (form-action governs the redirect too).
+func pageSecurity(h http.Header, redirect string) {
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' "+redirect+"; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
@@ -111,7 +112,7 @@ func (i *IdP) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 		for _, handle := range slices.Sorted(maps.Keys(i.users)) {
 			users = append(users, pickerUser{Handle: handle, Subject: i.users[handle].subject})
 		}
-		pageSecurity(w.Header())
+		pageSecurity(w.Header(), a.redirect)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_ = pickerPage.Execute(w, map[string]any{"Client": a.client, "Action": AuthorizePath, "Params": params, "Users": users})
 		return
