@@ -175,4 +175,3 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
-
