@@ -200,6 +200,7 @@ func (d *Daemon) open(ctx context.Context) error {
 		Dispatch:    dispatch.New(natsbus.New(d.nc)),
 		Recorder:    d.recorder,
 		Grants:      d.opt.grants,
+		Approvals:   d.opt.desk,
 		Audit:       d.opt.audit,
 		Quarantine:  d.quarantine,
 		ToolTimeout: cfg.ToolTimeout,

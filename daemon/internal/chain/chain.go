@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
+	"github.com/garm-dev/garm/daemon/internal/approval"
 	"github.com/garm-dev/garm/daemon/internal/audit"
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
@@ -40,6 +42,10 @@ type Config struct {
 	// Grants is step 5; nil when approval grants are off (a MODE_GRANT
 	// tool then does not mount).
 	Grants *grant.Verifier
+	// Approvals is where a call refused for want of a grant leaves a
+	// request for a human, and where Garm-Approval collects the decided
+	// grant for step 5; nil when approvals are off (--approvals).
+	Approvals *approval.Desk
 	// Audit is the audit sink; nil when there is none (a LEVEL_AUDIT tool
 	// then does not mount).
 	Audit audit.Sink
@@ -115,6 +121,10 @@ type Request struct {
 	CorrelationID string
 	// Grant is the Garm-Grant header: an approval grant.
 	Grant string
+	// Approval is the Garm-Approval header: the id of an approval request
+	// whose decided grant step 5 verifies and spends as if it were Grant.
+	// A surface never sets both (toolplane.ReadHeaders refuses them).
+	Approval string
 	// HeaderFault, when set, says which header could not be read once (sent
 	// twice, or malformed): the call is refused before anything else is
 	// judged, and this is the row's detail.
@@ -215,6 +225,9 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 	if req.Overloaded {
 		return nil, deny.Fail(deny.Overloaded, "overloaded", "shed: as many calls as the plane takes were in flight")
 	}
+	if c.Approvals != nil && req.HTTPMethod == http.MethodGet && strings.HasPrefix(req.Path, ApprovalsPath) {
+		return c.approvalStatus(ctx, req, st)
+	}
 	if req.HTTPMethod != http.MethodPost {
 		return nil, deny.Deny(deny.MethodNotAllowed, "method "+req.HTTPMethod)
 	}
@@ -290,7 +303,7 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 
 	// Step 4 (instance authorization, pre) is reserved (SPEC 11).
 	// Step 5: the approval grant, verified now and spent last.
-	approval, err := c.approve(ctx, req, p, tool, in, st)
+	approval, err := c.approve(ctx, req, p, tool, in, st, deadline)
 	if err != nil {
 		return nil, err
 	}
