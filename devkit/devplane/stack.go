@@ -42,17 +42,19 @@ type Plane struct {
 	quickStart   string
 	hashKeyFile  string
 
-	runDir   string // the catalogue and hash key; removed at Close
-	ids      *identities
-	bus      *bus
-	busConn  *nats.Conn // the stack's own, as the bus's operator: streams and the ledger tail
-	idpSrv   *idp.Server
-	services []*service
-	tail     *ledgerTail
-	rows     *rowIndex // every ledger row of this run, by event id, for /ledger
-	devSrv   *http.Server
-	personas *idp.Personas
-	opts     Options
+	runDir  string // the catalogue and hash key; removed at Close
+	ids     *identities
+	bus     *bus
+	busConn *nats.Conn // the stack's own, as the bus's operator: streams and the ledger tail
+	idpSrv  *idp.Server
+	// approvals is the approvals service, garmd's grant issuer.
+	approvals *approvalsRun
+	services  []*service
+	tail      *ledgerTail
+	rows      *rowIndex // every ledger row of this run, by event id, for /ledger
+	devSrv    *http.Server
+	personas  *idp.Personas
+	opts      Options
 
 	reloadMu sync.Mutex // one Reload at a time
 	daemonMu sync.Mutex // the daemon fields below, swapped by Reload
@@ -141,6 +143,9 @@ func (s *Plane) start(ctx context.Context, o Options) error {
 		return fmt.Errorf("--idp-listen: %w", err)
 	}
 	s.urls.IdP = s.idpSrv.URL()
+	if err := s.startApprovals(ctx); err != nil {
+		return err
+	}
 	if err := s.startServices(ctx, o.Services); err != nil {
 		return err
 	}
@@ -358,7 +363,7 @@ func (s *Plane) Wait() error {
 
 // Close stops the stack in order, each step bounded by ctx: garmd (no new
 // calls, calls in flight finish, the ledger flushes), the tool services
-// (running calls finish), the ledger tail, the identity provider, the NATS
+// (running calls finish), the ledger tail, the approvals service, the identity provider, the NATS
 // server; then it removes the temporary directory (never --data). A step
 // that does not finish in time is abandoned and reported, and the next one
 // runs. Close is safe to call more than once.
@@ -403,6 +408,12 @@ func (s *Plane) shutdown(ctx context.Context) error {
 		if err := s.devSrv.Shutdown(ctx); err != nil {
 			_ = s.devSrv.Close()
 			errs = append(errs, fmt.Errorf("the dev endpoint: %w", err))
+		}
+	}
+	if s.approvals != nil {
+		if err := s.approvals.srv.Shutdown(ctx); err != nil {
+			_ = s.approvals.srv.Close()
+			errs = append(errs, fmt.Errorf("the approvals service: %w", err))
 		}
 	}
 	if s.idpSrv != nil {
