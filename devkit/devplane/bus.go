@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/garm-dev/garm/approvals/pending"
 	"net"
 	"strconv"
 	"strings"
@@ -287,6 +288,9 @@ func createStreams(ctx context.Context, js jetstream.JetStream, replicas int) er
 		}
 	}
 	if err := garmd.FenceGrantsBucket(ctx, js); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := pending.Ensure(ctx, js, replicas); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -127,6 +127,9 @@ func (s *Plane) startReplica(ctx context.Context, i int, run *daemonRun) (string
 	cfg.LedgerStream = true
 	cfg.Notify = true
 	cfg.MCP = true
+	cfg.Approvals = true
+	cfg.ApprovalsURL = s.approvalsURL
+	cfg.ApprovalStateKeyFile = s.approvalStateKeyFile
 	cfg.MinReplicas = s.streamReplicas()
 	cfg.Logger = s.logger
 	if len(s.daemons) > 1 {

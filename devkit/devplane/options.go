@@ -19,6 +19,9 @@ const (
 	DefaultListen      = "127.0.0.1:7440"
 	DefaultAdminListen = "127.0.0.1:7441"
 	DefaultDevListen   = "127.0.0.1:7442"
+	// DefaultApprovalsURL is where garmd sends a caller whose call needs
+	// a human's approval: the approvals inbox.
+	DefaultApprovalsURL = "http://127.0.0.1:7451"
 )
 
 // Options configures the dev plane. DefaultOptions holds the defaults of
@@ -82,6 +85,9 @@ type Options struct {
 	// Ledger, when set, receives one line per ledger row as it lands on
 	// GARM_LEDGER (--ledger).
 	Ledger io.Writer
+	// ApprovalsURL is the approvals inbox's public base URL, which garmd
+	// puts in a grant_required answer. Empty: DefaultApprovalsURL.
+	ApprovalsURL string
 }
 
 // Service is a tool service the plane runs in its own process.

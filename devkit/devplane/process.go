@@ -350,6 +350,9 @@ func (s *Plane) startReplicaProcess(ctx context.Context, i int, run *daemonRun, 
 		"--ledger-stream",
 		"--notify",
 		"--mcp",
+		"--approvals",
+		"--approvals-url", s.approvalsURL,
+		"--approval-state-key-file", s.approvalStateKeyFile,
 		"--min-replicas", strconv.Itoa(s.streamReplicas()),
 	}
 	if err := s.waitForStreamLeaders(ctx); err != nil {
@@ -478,7 +481,7 @@ func (s *Plane) waitForStreamLeaders(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
-	for _, name := range []string{wire.LedgerStream, wire.AuditStream, wire.NotifyStream, "KV_" + wire.GrantsSpentBucket} {
+	for _, name := range []string{wire.LedgerStream, wire.AuditStream, wire.NotifyStream, "KV_" + wire.GrantsSpentBucket, "KV_" + wire.ApprovalsBucket} {
 		for {
 			attempt, cancelAttempt := context.WithTimeout(ctx, time.Second)
 			stream, err := js.Stream(attempt, name)

@@ -41,6 +41,10 @@ type Plane struct {
 	quickStartMu sync.Mutex
 	quickStart   string
 	hashKeyFile  string
+	// approvalStateKeyFile protects MCP requestState (garmd's
+	// --approval-state-key-file); approvalsURL is the inbox's URL.
+	approvalStateKeyFile string
+	approvalsURL         string
 
 	runDir   string // the catalogue and hash key; removed at Close
 	ids      *identities
@@ -123,6 +127,13 @@ func (s *Plane) start(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if s.approvalStateKeyFile, err = writeKey(s.runDir, "approval-state.key"); err != nil {
+		return err
+	}
+	s.approvalsURL = o.ApprovalsURL
+	if s.approvalsURL == "" {
+		s.approvalsURL = DefaultApprovalsURL
+	}
 	if s.personas, err = idp.LoadPersonas(o.Personas); err != nil {
 		return fmt.Errorf("--personas: %w", err)
 	}
@@ -179,10 +190,14 @@ func (s *Plane) cataloguePath() string { return filepath.Join(s.runDir, "catalog
 
 // writeHashKey writes a fresh random key for hash redactions to a file only
 // its owner reads, and answers the file's path. The key is never printed.
-func writeHashKey(dir string) (string, error) {
+func writeHashKey(dir string) (string, error) { return writeKey(dir, "hash.key") }
+
+// writeKey writes 32 fresh random bytes, hex-encoded, to the file name in
+// dir, readable only by its owner, and answers its path.
+func writeKey(dir, name string) (string, error) {
 	key := make([]byte, 32)
 	rand.Read(key) // never fails: crypto/rand crashes the program rather than return an error
-	path := filepath.Join(dir, "hash.key")
+	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
 		return "", err
 	}
