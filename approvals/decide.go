@@ -34,8 +34,10 @@ type Auditor interface {
 	Write(ctx context.Context, e *ledgerv1.Event) error
 }
 
-// AuditApp is the app every audit row of the service names.
-const AuditApp = "garm-approvals"
+// AuditApp is the app every audit row of the service names: its rows are on
+// wire.AuditSubject(tenant, AuditApp), the one audit subject its bus identity may publish to
+// (natsperm.ApprovalsAuditApp, which must be the same).
+const AuditApp = "approvals"
 
 // MayDecide reports whether a may decide r: the same tenant; a clearance at least the tool's
 // approver_min_clearance (by [wire.ClearanceAllows], garmd's rule); every approver compartment;

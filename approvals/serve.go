@@ -24,7 +24,14 @@ type ServeConfig struct {
 	// NATSNKey is the nkey seed file of the approvals service's bus identity (--nats-nkey), whose
 	// permissions let it read and decide requests and write audit rows, nothing else.
 	NATSNKey string
+	// NATSInboxPrefix is the prefix of its reply subjects (--nats-inbox-prefix), the one its
+	// identity may subscribe under. Default [DefaultInboxPrefix].
+	NATSInboxPrefix string
 }
+
+// DefaultInboxPrefix is the reply prefix of the approvals service's bus identity as
+// garm-catalogue nats-permissions derives it.
+const DefaultInboxPrefix = "_INBOX.approvals"
 
 // DefaultListen is the listener of `garm-approvals` unless --listen says otherwise.
 const DefaultListen = "127.0.0.1:7443"
@@ -51,7 +58,11 @@ func Serve(ctx context.Context, c ServeConfig, ready func(net.Addr)) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
-	opts := []nats.Option{nats.Name("garm-approvals"), nats.MaxReconnects(-1)}
+	inbox := c.NATSInboxPrefix
+	if inbox == "" {
+		inbox = DefaultInboxPrefix
+	}
+	opts := []nats.Option{nats.Name("garm-approvals"), nats.MaxReconnects(-1), nats.CustomInboxPrefix(inbox)}
 	if c.NATSNKey != "" {
 		opt, err := nats.NkeyOptionFromSeed(c.NATSNKey)
 		if err != nil {

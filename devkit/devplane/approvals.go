@@ -2,17 +2,16 @@ package devplane
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 
 	"github.com/garm-dev/garm/approvals"
 	"github.com/garm-dev/garm/approvals/pending"
+	"github.com/garm-dev/garm/catalogue-builder/natsperm"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -20,8 +19,6 @@ import (
 type approvalsRun struct {
 	svc *approvals.Service
 	srv *http.Server
-	// stateKeyFile is garmd's MCP requestState key.
-	stateKeyFile string
 }
 
 // startApprovals runs the approvals service on ApprovalsListen: a grant signing key made for this
@@ -32,7 +29,17 @@ func (s *Plane) startApprovals(ctx context.Context) error {
 	if err := checkLoopback(s.opts.ApprovalsListen); err != nil {
 		return fmt.Errorf("--approvals-listen %q: %w", s.opts.ApprovalsListen, err)
 	}
-	js, err := jetstream.New(s.busConn)
+	identity := natsperm.Approvals()
+	seed, err := s.ids.seed(identity.Name)
+	if err != nil {
+		return err
+	}
+	conn, err := s.bus.connect("garm dev approvals", seed, nats.CustomInboxPrefix(identity.InboxPrefix))
+	if err != nil {
+		return fmt.Errorf("the approvals service's bus connection: %w", err)
+	}
+	s.approvalsConn = conn
+	js, err := jetstream.New(conn)
 	if err != nil {
 		return err
 	}
@@ -68,15 +75,8 @@ func (s *Plane) startApprovals(ctx context.Context) error {
 		ln.Close()
 		return fmt.Errorf("the approvals service: %w", err)
 	}
-	stateKey := make([]byte, 32)
-	rand.Read(stateKey) // never fails: crypto/rand crashes the program rather than return an error
-	stateKeyFile := filepath.Join(s.runDir, "approval-state.key")
-	if err := os.WriteFile(stateKeyFile, []byte(hex.EncodeToString(stateKey)+"\n"), 0o600); err != nil {
-		ln.Close()
-		return err
-	}
 	srv := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: readyTimeout, ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)}
-	s.approvals = &approvalsRun{svc: svc, srv: srv, stateKeyFile: stateKeyFile}
+	s.approvals = &approvalsRun{svc: svc, srv: srv}
 	s.urls.Approvals = base
 	go func() {
 		if err := srv.Serve(ln); err != http.ErrServerClosed && !s.closing.Load() {

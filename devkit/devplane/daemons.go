@@ -128,7 +128,7 @@ func (s *Plane) startReplica(ctx context.Context, i int, run *daemonRun) (string
 	cfg.GrantJWKS = s.urls.Approvals + approvals.JWKSPath
 	cfg.Approvals = true
 	cfg.ApprovalsURL = s.urls.Approvals
-	cfg.ApprovalStateKeyFile = s.approvals.stateKeyFile
+	cfg.ApprovalStateKeyFile = s.approvalStateKeyFile
 	cfg.AuditStreamRetention = &indefinite
 	cfg.LedgerStream = true
 	cfg.Notify = true

@@ -20,7 +20,7 @@ const (
 	DefaultAdminListen = "127.0.0.1:7441"
 	DefaultDevListen   = "127.0.0.1:7442"
 	// DefaultApprovalsListen is the approvals service's inbox.
-	DefaultApprovalsListen = "127.0.0.1:7443"
+	DefaultApprovalsListen = "127.0.0.1:7451"
 )
 
 // Options configures the dev plane. DefaultOptions holds the defaults of

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/garm-dev/garm/approvals"
-	"github.com/garm-dev/garm/approvals/pending"
 	"github.com/garm-dev/garm/catalogue-builder/natsperm"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats-server/v2/server"
@@ -351,7 +350,7 @@ func (s *Plane) startReplicaProcess(ctx context.Context, i int, run *daemonRun, 
 		"--grant-jwks", s.urls.Approvals + approvals.JWKSPath,
 		"--approvals",
 		"--approvals-url", s.urls.Approvals,
-		"--approval-state-key-file", s.approvals.stateKeyFile,
+		"--approval-state-key-file", s.approvalStateKeyFile,
 		"--audit-stream-retention", "0",
 		"--ledger-stream",
 		"--notify",
@@ -484,7 +483,7 @@ func (s *Plane) waitForStreamLeaders(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
-	for _, name := range []string{wire.LedgerStream, wire.AuditStream, wire.NotifyStream, "KV_" + wire.GrantsSpentBucket, "KV_" + pending.Bucket} {
+	for _, name := range []string{wire.LedgerStream, wire.AuditStream, wire.NotifyStream, "KV_" + wire.GrantsSpentBucket, "KV_" + wire.ApprovalsBucket} {
 		for {
 			attempt, cancelAttempt := context.WithTimeout(ctx, time.Second)
 			stream, err := js.Stream(attempt, name)

@@ -41,6 +41,9 @@ type Plane struct {
 	quickStartMu sync.Mutex
 	quickStart   string
 	hashKeyFile  string
+	// approvalStateKeyFile protects MCP requestState (garmd's
+	// --approval-state-key-file).
+	approvalStateKeyFile string
 
 	runDir  string // the catalogue and hash key; removed at Close
 	ids     *identities
@@ -48,13 +51,14 @@ type Plane struct {
 	busConn *nats.Conn // the stack's own, as the bus's operator: streams and the ledger tail
 	idpSrv  *idp.Server
 	// approvals is the approvals service, garmd's grant issuer.
-	approvals *approvalsRun
-	services  []*service
-	tail      *ledgerTail
-	rows      *rowIndex // every ledger row of this run, by event id, for /ledger
-	devSrv    *http.Server
-	personas  *idp.Personas
-	opts      Options
+	approvals     *approvalsRun
+	approvalsConn *nats.Conn // the approvals service's, as its own bus identity
+	services      []*service
+	tail          *ledgerTail
+	rows          *rowIndex // every ledger row of this run, by event id, for /ledger
+	devSrv        *http.Server
+	personas      *idp.Personas
+	opts          Options
 
 	reloadMu sync.Mutex // one Reload at a time
 	daemonMu sync.Mutex // the daemon fields below, swapped by Reload
@@ -125,6 +129,9 @@ func (s *Plane) start(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if s.approvalStateKeyFile, err = writeKey(s.runDir, "approval-state.key"); err != nil {
+		return err
+	}
 	if s.personas, err = idp.LoadPersonas(o.Personas); err != nil {
 		return fmt.Errorf("--personas: %w", err)
 	}
@@ -184,10 +191,14 @@ func (s *Plane) cataloguePath() string { return filepath.Join(s.runDir, "catalog
 
 // writeHashKey writes a fresh random key for hash redactions to a file only
 // its owner reads, and answers the file's path. The key is never printed.
-func writeHashKey(dir string) (string, error) {
+func writeHashKey(dir string) (string, error) { return writeKey(dir, "hash.key") }
+
+// writeKey writes 32 fresh random bytes, hex-encoded, to the file name in
+// dir, readable only by its owner, and answers its path.
+func writeKey(dir, name string) (string, error) {
 	key := make([]byte, 32)
 	rand.Read(key) // never fails: crypto/rand crashes the program rather than return an error
-	path := filepath.Join(dir, "hash.key")
+	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
 		return "", err
 	}
@@ -421,6 +432,9 @@ func (s *Plane) shutdown(ctx context.Context) error {
 			_ = s.idpSrv.Close()
 			errs = append(errs, fmt.Errorf("the identity provider: %w", err))
 		}
+	}
+	if s.approvalsConn != nil {
+		s.approvalsConn.Close()
 	}
 	if s.busConn != nil {
 		s.busConn.Close()

@@ -69,6 +69,7 @@ func parseFlags(args []string, stderr io.Writer) (approvals.ServeConfig, error) 
 	fs.IntVar(&c.MaxSessions, "max-sessions", approvals.DefaultMaxSessions, "bound the sessions held at once")
 	fs.StringVar(&c.NATS, "nats", "", "the bus's `url`")
 	fs.StringVar(&c.NATSNKey, "nats-nkey", "", "the approvals service's bus identity: an nkey seed `file`")
+	fs.StringVar(&c.NATSInboxPrefix, "nats-inbox-prefix", approvals.DefaultInboxPrefix, "the `prefix` of its reply subjects, as its bus permissions allow")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
