@@ -26,8 +26,8 @@ the ledger stream, the audit sink and notify on. Everything listens on loopback.
   admin     {{.URLs.Admin}}   /healthz /readyz /metrics
   dev IdP   {{.URLs.IdP}}   /token?user=<persona> /personas, and sign-in for the inbox
   approvals {{.URLs.Approvals}}/   the inbox: sign in as a persona, approve or deny held calls
-  NATS      {{.URLs.NATS}}   GARM_LEDGER GARM_AUDIT GARM_NOTIFY GARM_GRANTS_SPENT
-            secured: an nkey user each for garmd, every tool package and the agent (no rights),
+  NATS      {{.URLs.NATS}}   GARM_LEDGER GARM_AUDIT GARM_NOTIFY GARM_GRANTS_SPENT GARM_APPROVALS
+            secured: an nkey user each for garmd, every tool package, the approvals service and the agent (no rights),
             with permissions derived from the catalogue; seeds in {{.URLs.NATSSeeds}}
 
 Personas: {{.Users}}, and the agent {{.Agent}}, which acts for {{.Support}}
