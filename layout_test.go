@@ -108,6 +108,17 @@ func TestImportRules(t *testing.T) {
 			},
 		},
 		{
+			// The approvals service is a production component: it runs beside garmd, never
+			// inside it, and knows no dev tooling or example.
+			name: "the approvals service reaches no daemon, devkit, example or NATS server code",
+			applies: func(p listedPackage) bool {
+				return under(p.ImportPath, module+"/approvals") && !under(p.ImportPath, module+"/approvals/approvalstest")
+			},
+			forbidden: func(dep string) bool {
+				return under(dep, module+"/daemon", module+"/devkit", module+"/examples", "github.com/nats-io/nats-server")
+			},
+		},
+		{
 			name:    "runtime/toolbind depends on protobuf alone",
 			applies: func(p listedPackage) bool { return p.ImportPath == module+"/runtime/toolbind" },
 			forbidden: func(dep string) bool {
