@@ -18,6 +18,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
 	"github.com/garm-dev/garm/daemon/internal/chain"
 	"github.com/garm-dev/garm/daemon/internal/deny"
+	"github.com/garm-dev/garm/daemon/internal/toolplane"
 )
 
 // A call refused for want of an approval grant, with a request open for a
@@ -134,7 +135,8 @@ func (s *Server) refuseState(w http.ResponseWriter, id json.RawMessage, start ti
 	eventID := s.recordRefusal(start, gen, p, e.clientName, err)
 	status, body := deny.Wire(err)
 	resp := &chain.Response{Status: status, Body: body, EventID: eventID, Digest: gen.Digest}
-	w.Header()["Garm-Event-Id"] = []string{eventID}
+	w.Header()[toolplane.EventIDHeader] = []string{eventID}
+	w.Header()[toolplane.DigestHeader] = []string{gen.Digest}
 	result, rerr := s.result(resp, e)
 	if rerr != nil {
 		writeError(w, id, rerr)
