@@ -111,8 +111,30 @@ func TestAnotherCallersApprovalIDAnswersAsAMissingOne(t *testing.T) {
 	if n := s.payments.paid.Load(); n != 0 {
 		t.Fatalf("the tool paid %d times", n)
 	}
-	if ans := s.post(payPath, s.token("payer"), payment, "Garm-Approval", id); ans.status != http.StatusOK {
-		t.Fatalf("the owner's retry after the others': %d %s", ans.status, ans.body)
+	last := s.post(payPath, s.token("payer"), payment, "Garm-Approval", id)
+	if last.status != http.StatusOK {
+		t.Fatalf("the owner's retry after the others': %d %s", last.status, last.body)
+	}
+	// Every call and status read wrote its one row, and nothing but the
+	// owner's call spent anything.
+	s.row(last.eventID())
+	if rows, calls := len(s.allLedgerRows()), 1+2*4+9+1; rows != calls {
+		t.Errorf("%d ledger rows for %d requests", rows, calls)
+	}
+	kv, err := s.pendingJetStream().KeyValue(context.Background(), "GARM_GRANTS_SPENT")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := kv.ListKeys(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spent := 0
+	for range keys.Keys() {
+		spent++
+	}
+	if spent != 1 {
+		t.Errorf("%d spent grants, want the owner's one", spent)
 	}
 }
 

@@ -157,3 +157,34 @@ func TestTheBucketForgetsARequestAndItsDecisionWhenTheGrantAgeRunsOut(t *testing
 		t.Errorf("Get after expiry: %v", err)
 	}
 }
+
+func TestAskingAgainAfterARequestExpiredMakesOneNewRequestAndReusesIt(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := bounded(t)
+	q := payment()
+	q.MaxGrantAgeSeconds = 1
+	first, err := s.Ask(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Past its expiry the server's TTL has removed the reuse key, leaving
+	// a marker on its subject.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, _, err := s.Lookup(ctx, first.ID); err == nil && time.Now().After(first.Expires.Add(1500*time.Millisecond)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the request did not expire")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	second, err := s.Ask(ctx, q)
+	if err != nil || second.ID == first.ID {
+		t.Fatalf("asking after expiry: %v, %s", err, second.ID)
+	}
+	third, err := s.Ask(ctx, q)
+	if err != nil || third.ID != second.ID {
+		t.Fatalf("the new request is not reused: %v, %s vs %s", err, third.ID, second.ID)
+	}
+}

@@ -122,7 +122,7 @@ func TestAnApproverApprovesAnAgentsPaymentInARealBrowser(t *testing.T) {
 		}
 	}
 	payer := c.token(d.treasurer, bank.PayerAgent)
-	cs := mcpSession(t, s, payer, statelessEra)
+	cs := mcpSession(t, s, payer, handshakeEra)
 
 	// 1. The agent's MCP call is refused, and told where a person approves it.
 	id, url := askForPayment(t, cs, d.paymentRequest.AmountMinorUnits)

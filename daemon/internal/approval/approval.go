@@ -71,14 +71,28 @@ type Ref struct {
 // URL is the page of request id.
 func (d *Desk) URL(id string) string { return d.base + RequestsPath + id }
 
+// Asked is an open request as a surface needs it to send its caller to the
+// human and back: where it is decided (Ref, the only part on the wire), and
+// what it binds.
+type Asked struct {
+	Ref
+	Tool           string
+	MaterialDigest string
+	Expires        time.Time
+}
+
+func (d *Desk) asked(r pending.Request) Asked {
+	return Asked{Ref: Ref{ID: r.ID, URL: d.URL(r.ID)}, Tool: r.Tool, MaterialDigest: r.MaterialDigest, Expires: r.Expires}
+}
+
 // Ask records the request of the call eventID by p to t with input in, or
 // finds the open one the same caller made for the same material, and says
 // where it is decided.
-func (d *Desk) Ask(ctx context.Context, p *call.Principal, t *call.Tool, in protoreflect.Message, eventID string) (Ref, error) {
+func (d *Desk) Ask(ctx context.Context, p *call.Principal, t *call.Tool, in protoreflect.Message, eventID string) (Asked, error) {
 	a := t.Policy.GetApproval()
 	texts, err := wire.MaterialTexts(in, a.GetMaterialFields())
 	if err != nil {
-		return Ref{}, fmt.Errorf("the material cannot be read: %w", err)
+		return Asked{}, fmt.Errorf("the material cannot be read: %w", err)
 	}
 	r, err := d.store.Ask(ctx, pending.Request{
 		Tool:                 t.FQN,
@@ -97,9 +111,9 @@ func (d *Desk) Ask(ctx context.Context, p *call.Principal, t *call.Tool, in prot
 		EventID:              eventID,
 	})
 	if err != nil {
-		return Ref{}, err
+		return Asked{}, err
 	}
-	return Ref{ID: r.ID, URL: d.URL(r.ID)}, nil
+	return d.asked(r), nil
 }
 
 // Outcome is why Redeem gave no grant.
@@ -115,37 +129,38 @@ const (
 )
 
 // Refusal is Redeem's answer when it has no grant; Detail is for the
-// ledger only.
+// ledger only. Asked is the request still waiting, for Undecided.
 type Refusal struct {
 	Outcome Outcome
 	Detail  string
+	Asked   Asked
 }
 
 func (r *Refusal) Error() string { return r.Detail }
 
-// Redeem is the grant of p's approved request id for t: a *Refusal when
-// there is none for this caller, another error when the store cannot be
-// read.
-func (d *Desk) Redeem(ctx context.Context, id string, p *call.Principal, t *call.Tool) (string, error) {
+// Redeem is the grant of p's approved request id for t, and the request:
+// a *Refusal when there is none for this caller, another error when the
+// store cannot be read.
+func (d *Desk) Redeem(ctx context.Context, id string, p *call.Principal, t *call.Tool) (string, Asked, error) {
 	if !pending.ValidID(id) {
-		return "", &Refusal{Unknown, "the Garm-Approval id is malformed"}
+		return "", Asked{}, &Refusal{Outcome: Unknown, Detail: "the approval id is malformed"}
 	}
 	r, dec, err := d.store.Get(ctx, id)
 	switch {
 	case errors.Is(err, pending.ErrNotFound):
-		return "", &Refusal{Unknown, "approval request " + id + " is missing or expired"}
+		return "", Asked{}, &Refusal{Outcome: Unknown, Detail: "approval request " + id + " is missing or expired"}
 	case err != nil:
-		return "", err
+		return "", Asked{}, err
 	case !owns(r, p):
-		return "", &Refusal{Unknown, "approval request " + id + " is another caller's"}
+		return "", Asked{}, &Refusal{Outcome: Unknown, Detail: "approval request " + id + " is another caller's"}
 	case r.Tool != t.FQN:
-		return "", &Refusal{Unknown, "approval request " + id + " is for another tool"}
+		return "", Asked{}, &Refusal{Outcome: Unknown, Detail: "approval request " + id + " is for another tool"}
 	case dec == nil:
-		return "", &Refusal{Undecided, "approval request " + id + " is not decided yet"}
+		return "", Asked{}, &Refusal{Outcome: Undecided, Detail: "approval request " + id + " is not decided yet", Asked: d.asked(r)}
 	case dec.Verdict != pending.Approved:
-		return "", &Refusal{Unknown, "approval request " + id + " was denied by " + dec.Approver}
+		return "", Asked{}, &Refusal{Outcome: Unknown, Detail: "approval request " + id + " was denied by " + dec.Approver}
 	}
-	return dec.Grant, nil
+	return dec.Grant, d.asked(r), nil
 }
 
 // Status is where p's request id stands at now, never with its grant:

@@ -24,14 +24,15 @@ const ApprovalsPath = "/approvals/"
 // cannot be recorded leaves the refusal as it is, the reason in its
 // detail: the caller is told a grant is required, and no more.
 func (c *Chain) ask(ctx context.Context, d *deny.Denied, p *call.Principal, t *call.Tool, in protoreflect.Message, st *state) {
-	ref, err := c.Approvals.Ask(ctx, p, t, in, st.row.EventId)
+	asked, err := c.Approvals.Ask(ctx, p, t, in, st.row.EventId)
 	if err != nil {
 		d.Detail += "; no approval request was recorded: " + err.Error()
 		return
 	}
-	tag(st.row, "approval_id", ref.ID)
-	d.Detail += "; approval request " + ref.ID
-	d.Extra["approval"] = ref
+	tag(st.row, "approval_id", asked.ID)
+	d.Detail += "; approval request " + asked.ID
+	d.Extra["approval"] = asked.Ref
+	st.approval = &asked
 }
 
 // redeem turns Garm-Approval's id into the grant its decision carries, for
@@ -39,15 +40,19 @@ func (c *Chain) ask(ctx context.Context, d *deny.Denied, p *call.Principal, t *c
 // waiting is refused as grant_required again, with where it is decided; any
 // other id the caller has no approved request under — missing, expired,
 // denied, another caller's — is refused alike.
-func (c *Chain) redeem(ctx context.Context, id string, p *call.Principal, t *call.Tool, in protoreflect.Message, st *state) (string, error) {
+func (c *Chain) redeem(ctx context.Context, req *Request, p *call.Principal, t *call.Tool, in protoreflect.Message, st *state) (string, error) {
+	id := req.Approval
 	if c.Approvals == nil {
-		return "", deny.Deny(deny.ApprovalRefused, "Garm-Approval was presented and approvals are off")
+		return "", deny.Deny(deny.ApprovalRefused, "an approval id was presented and approvals are off")
 	}
 	if pending.ValidID(id) {
 		tag(st.row, "approval_id", id)
 	}
-	g, err := c.Approvals.Redeem(ctx, id, p, t)
+	g, asked, err := c.Approvals.Redeem(ctx, id, p, t)
 	if err == nil {
+		if req.ApprovalDigest != "" && req.ApprovalDigest != asked.MaterialDigest {
+			return "", deny.Deny(deny.ApprovalRefused, "approval request "+id+" binds other material than the state it was presented with")
+		}
 		return g, nil
 	}
 	var r *approval.Refusal
@@ -63,7 +68,8 @@ func (c *Chain) redeem(ctx context.Context, id string, p *call.Principal, t *cal
 		return "", asInternal(required, "grant")
 	}
 	d.Detail = r.Detail
-	d.Extra["approval"] = approval.Ref{ID: id, URL: c.Approvals.URL(id)}
+	d.Extra["approval"] = r.Asked.Ref
+	st.approval = &r.Asked
 	return "", d
 }
 

@@ -125,6 +125,10 @@ type Request struct {
 	// whose decided grant step 5 verifies and spends as if it were Grant.
 	// A surface never sets both (toolplane.ReadHeaders refuses them).
 	Approval string
+	// ApprovalDigest, when set, is the material digest the surface was
+	// told Approval binds (MCP's requestState): a request binding another
+	// is refused.
+	ApprovalDigest string
 	// HeaderFault, when set, says which header could not be read once (sent
 	// twice, or malformed): the call is refused before anything else is
 	// judged, and this is the row's detail.
@@ -159,6 +163,11 @@ type Response struct {
 	AllowPOST bool
 	// RetryAfter says the refusal is momentary (Retry-After).
 	RetryAfter bool
+	// Approval is the open approval request of a call refused for want of
+	// a grant (the body's approval member, and what it binds); nil
+	// otherwise. For surfaces that send the caller to it in their own
+	// shape (MCP).
+	Approval *approval.Asked
 }
 
 // state is one call's progress, read by Run's deferred completion.
@@ -171,6 +180,8 @@ type state struct {
 	noRecord bool
 	// dispatched is true once the request went to the tool.
 	dispatched bool
+	// approval is the open request the refusal names, if any.
+	approval *approval.Asked
 }
 
 // Run takes one call through the chain. It always answers, and writes
@@ -189,6 +200,9 @@ func (c *Chain) Run(ctx context.Context, req *Request) (resp *Response) {
 			st.noRecord = false
 		}
 		resp.Digest = st.digest
+		if resp.Status == http.StatusForbidden {
+			resp.Approval = st.approval
+		}
 		latency := c.Now().Sub(start)
 		if st.noRecord {
 			resp.EventID = ""

@@ -50,7 +50,7 @@ func (c *Chain) approve(ctx context.Context, req *Request, p *call.Principal, t 
 	defer cancel()
 	presented := req.Grant
 	if req.Approval != "" {
-		g, err := c.redeem(ctx, req.Approval, p, t, in, st)
+		g, err := c.redeem(ctx, req, p, t, in, st)
 		if err != nil {
 			return grant.Result{}, err
 		}
