@@ -13,7 +13,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/garm-dev/garm/approvals/pending"
 	"github.com/garm-dev/garm/examples/bank"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // chromiumPath is Debian's chromium, which .ci/run installs when it is absent.
@@ -83,28 +82,59 @@ func text(t *testing.T, ctx context.Context) string {
 	return s
 }
 
-// askForPayment is the payer agent's MCP call for a payment of amount, refused for want of a
-// grant: it answers the approval's id and url.
-func askForPayment(t *testing.T, cs *sdk.ClientSession, amount int64) (id, url string) {
+// agentCall is one MCP tools/call of the payment at 2026-07-28, as the payer agent's client
+// sends it: amount in minor units, and the requestState of an earlier answer when retrying.
+func agentCall(t *testing.T, c *client, token string, amount int64, requestState string) mcpPaymentAnswer {
 	t.Helper()
 	d := bankDemo()
 	req := d.paymentRequest
 	req.AmountMinorUnits = amount
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	refused, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: d.paymentTool, Arguments: req})
-	if err != nil || !refused.IsError {
-		t.Fatalf("the payment without a grant: %v %+v", err, refused)
+	params := map[string]any{"name": d.paymentTool, "arguments": req, "_meta": statelessMeta(nil)}
+	if requestState != "" {
+		params["requestState"] = requestState
 	}
-	var body struct {
-		Code     string
-		Approval struct{ ID, URL string }
+	a := c.rpc(token, rpcBody(t, 1, "tools/call", params), "Mcp-Protocol-Version", statelessEra)
+	var r mcpPaymentAnswer
+	if err := json.Unmarshal([]byte(a.body), &r); err != nil {
+		t.Fatalf("not a JSON-RPC answer: %d %s", a.status, a.body)
 	}
-	structured, _ := json.Marshal(refused.StructuredContent)
-	if err := json.Unmarshal(structured, &body); err != nil || body.Code != "grant_required" || !pending.ValidID(body.Approval.ID) {
-		t.Fatalf("the refusal names no approval: %s", structured)
+	r.raw = a.body
+	return r
+}
+
+// mcpPaymentAnswer is what the story reads of a tools/call answer.
+type mcpPaymentAnswer struct {
+	Result *struct {
+		ResultType    string          `json:"resultType"`
+		IsError       bool            `json:"isError"`
+		RequestState  string          `json:"requestState"`
+		Structured    json.RawMessage `json:"structuredContent"`
+		InputRequests map[string]struct {
+			Method string `json:"method"`
+			Params struct {
+				Mode          string `json:"mode"`
+				URL           string `json:"url"`
+				ElicitationID string `json:"elicitationId"`
+			} `json:"params"`
+		} `json:"inputRequests"`
+	} `json:"result"`
+	raw string
+}
+
+// askForPayment is the payer agent's call for a payment of amount, held for a human: it answers
+// input_required with a URL-mode elicitation to the request's page and a requestState, and the
+// story answers the request's id, its URL and the state.
+func askForPayment(t *testing.T, c *client, token string, amount int64) (id, url, state string) {
+	t.Helper()
+	r := agentCall(t, c, token, amount, "")
+	if r.Result == nil || r.Result.ResultType != "input_required" || r.Result.RequestState == "" {
+		t.Fatalf("the payment without a grant is not input_required: %s", r.raw)
 	}
-	return body.Approval.ID, body.Approval.URL
+	in, ok := r.Result.InputRequests["garm_approval"]
+	if !ok || in.Method != "elicitation/create" || in.Params.Mode != "url" || !pending.ValidID(in.Params.ElicitationID) {
+		t.Fatalf("the answer elicits no approval: %s", r.raw)
+	}
+	return in.Params.ElicitationID, in.Params.URL, r.Result.RequestState
 }
 
 // TestAnApproverApprovesAnAgentsPaymentInARealBrowser plays the approval story in headless
@@ -122,10 +152,9 @@ func TestAnApproverApprovesAnAgentsPaymentInARealBrowser(t *testing.T) {
 		}
 	}
 	payer := c.token(d.treasurer, bank.PayerAgent)
-	cs := mcpSession(t, s, payer, handshakeEra)
 
-	// 1. The agent's MCP call is refused, and told where a person approves it.
-	id, url := askForPayment(t, cs, d.paymentRequest.AmountMinorUnits)
+	// 1. The agent's MCP call is held, and told where a person approves it.
+	id, url, state := askForPayment(t, c, payer, d.paymentRequest.AmountMinorUnits)
 	if url != s.URLs().Approvals+"/requests/"+id {
 		t.Fatalf("the approval url is %q", url)
 	}
@@ -162,19 +191,21 @@ func TestAnApproverApprovesAnAgentsPaymentInARealBrowser(t *testing.T) {
 		t.Fatalf("after approving the page says %q", status)
 	}
 
-	// 3. The agent's retry pays, once; 4. a second retry is refused. The retry carries the
-	// request's id over HTTP (Garm-Approval), as the same caller.
-	body := mustJSON(t, d.paymentRequest)
-	paid := c.call(paymentRoute, payer, body, "Garm-Approval", id)
-	if paid.status != http.StatusOK || !strings.Contains(paid.body, "PAYMENT_STATUS_PENDING") {
-		t.Fatalf("the approved retry: %d %s", paid.status, paid.body)
+	// 3. The agent's retry, carrying the requestState, pays once; 4. a second retry is refused.
+	paid := agentCall(t, c, payer, d.paymentRequest.AmountMinorUnits, state)
+	if paid.Result == nil || paid.Result.IsError || !strings.Contains(string(paid.Result.Structured), "PAYMENT_STATUS_PENDING") {
+		t.Fatalf("the approved retry: %s", paid.raw)
 	}
-	if again := c.call(paymentRoute, payer, body, "Garm-Approval", id); again.status != http.StatusForbidden || !strings.Contains(again.body, `"permission_denied"`) {
-		t.Fatalf("a second retry: %d %s", again.status, again.body)
+	if again := agentCall(t, c, payer, d.paymentRequest.AmountMinorUnits, state); again.Result == nil || !again.Result.IsError || !strings.Contains(again.raw, "permission_denied") {
+		t.Fatalf("a second retry: %s", again.raw)
+	}
+	// Over HTTP the same request's id is refused too: the grant is spent.
+	if again := c.call(paymentRoute, payer, mustJSON(t, d.paymentRequest), "Garm-Approval", id); again.status != http.StatusForbidden {
+		t.Fatalf("the spent approval over HTTP: %d %s", again.status, again.body)
 	}
 
 	// 5. Another payment, denied in the browser, stays refused on retry.
-	deniedID, deniedURL := askForPayment(t, cs, 990000)
+	_, deniedURL, deniedState := askForPayment(t, c, payer, 990000)
 	if err := chromedp.Do(approver, chromedp.Navigate(deniedURL), chromedp.WaitVisible(chromedp.CSS(`#deny`)),
 		chromedp.Click(chromedp.CSS(`#deny`)), chromedp.WaitVisible(chromedp.CSS(`#status`))); err != nil {
 		t.Fatal(err)
@@ -182,15 +213,13 @@ func TestAnApproverApprovesAnAgentsPaymentInARealBrowser(t *testing.T) {
 	if status, _ := chromedp.Run(approver, chromedp.Text(chromedp.CSS(`#status`))); !strings.Contains(status, "denied") {
 		t.Fatalf("after denying the page says %q", status)
 	}
-	deniedReq := d.paymentRequest
-	deniedReq.AmountMinorUnits = 990000
-	if retry := c.call(paymentRoute, payer, mustJSON(t, deniedReq), "Garm-Approval", deniedID); retry.status != http.StatusForbidden || !strings.Contains(retry.body, `"permission_denied"`) {
-		t.Fatalf("the denied payment's retry: %d %s", retry.status, retry.body)
+	if retry := agentCall(t, c, payer, 990000, deniedState); retry.Result == nil || !retry.Result.IsError || !strings.Contains(retry.raw, "permission_denied") {
+		t.Fatalf("the denied payment's retry: %s", retry.raw)
 	}
 
 	// 6. The treasurer cannot approve their own payment, and 7. an approver without the
 	// clearance sees nothing: each sees an empty inbox and the request's page as a missing one.
-	pendingID, pendingURL := askForPayment(t, cs, 4200)
+	pendingID, pendingURL, _ := askForPayment(t, c, payer, 4200)
 	for _, persona := range []string{d.treasurer, d.support} {
 		b := browserFor(t)
 		signInAt(t, b, s.URLs().Approvals+"/", persona)
