@@ -68,6 +68,13 @@ func bounded(t *testing.T) context.Context {
 
 func startPlane(t *testing.T) *plane {
 	t.Helper()
+	return startPlaneWith(t, 10*time.Minute)
+}
+
+// startPlaneWith is startPlane with sessions bounded by sessionTTL; the dev IdP's ID tokens live
+// its default hour.
+func startPlaneWith(t *testing.T, sessionTTL time.Duration) *plane {
+	t.Helper()
 	ctx := bounded(t)
 	_, js := garmtooltest.ConnectJetStream(t, garmtooltest.StartJetStream(t).URL())
 	store, err := pending.Ensure(ctx, js, 1)
@@ -104,7 +111,7 @@ func startPlane(t *testing.T) *plane {
 	cfg := approvals.Config{
 		BaseURL: base, KeyFile: keyFile, GrantAudience: grantAudience,
 		OIDCIssuer: id.Issuer(), OIDCDiscoveryURL: idpSrv.URL(), OIDCClientID: approvals.DefaultOIDCClientID,
-		SessionTTL: 10 * time.Minute, Now: clk.Now,
+		SessionTTL: sessionTTL, Now: clk.Now,
 	}
 	if err := id.RegisterClient(cfg.OIDCClientID, base+approvals.CallbackPath); err != nil {
 		t.Fatal(err)

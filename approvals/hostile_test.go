@@ -9,6 +9,7 @@ import (
 
 	"github.com/garm-dev/garm/approvals"
 	"github.com/garm-dev/garm/approvals/pending"
+	"github.com/garm-dev/garm/devkit/idp"
 )
 
 // notFoundBody is what b is answered for a request that does not exist.
@@ -244,5 +245,19 @@ func TestTheSessionCookieIsHttpOnlyAndStrict(t *testing.T) {
 	}
 	if !strings.Contains(set, "HttpOnly") || !strings.Contains(set, "SameSite=Strict") || strings.Contains(set, "Secure") {
 		t.Errorf("session cookie over plain http: %q", set)
+	}
+}
+
+func TestASessionEndsWithItsIDTokenHoweverLongSessionsMayLast(t *testing.T) {
+	p := startPlaneWith(t, 24*time.Hour)
+	r := p.ask(t, treasurer, nil, "125000")
+	b := p.signIn(t, "approver")
+	token := csrfOf(t, b.get(p.svc.RequestURL(r.ID)).body)
+	p.clock.Advance(idp.DefaultTokenTTL + time.Second)
+	if got := b.post(p.svc.RequestURL(r.ID)+"/approve", url.Values{"csrf": {token}}); got.status != http.StatusUnauthorized {
+		t.Fatalf("a decision after the ID token expired: %d, want 401", got.status)
+	}
+	if _, d, _ := p.store.Get(bounded(t), r.ID); d != nil {
+		t.Fatalf("a decision was stored after the ID token expired: %+v", d)
 	}
 }
