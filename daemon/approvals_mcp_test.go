@@ -15,8 +15,9 @@ import (
 )
 
 const (
-	handshakeEra = "2025-11-25"
-	statelessEra = "2026-07-28"
+	handshakeEra       = "2025-11-25"
+	statelessEra       = "2026-07-28"
+	clientCapabilities = "io.modelcontextprotocol/clientCapabilities"
 )
 
 // withMCPApprovals serves MCP with approvals on and a requestState key
@@ -52,6 +53,9 @@ func (s *stack) mcpCall(t *testing.T, token, era string, args map[string]any, me
 	if era == statelessEra {
 		meta["io.modelcontextprotocol/protocolVersion"] = statelessEra
 		meta["io.modelcontextprotocol/clientInfo"] = map[string]any{"name": "approvals-test", "version": "1"}
+		if _, ok := meta[clientCapabilities]; !ok {
+			meta[clientCapabilities] = map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}
+		}
 	}
 	params["_meta"] = meta
 	for k, v := range extra {
@@ -125,6 +129,7 @@ func TestAnMCPClientIsSentToTheInboxAndItsRetryPaysOnce(t *testing.T) {
 	s := startGovernedStack(t, withMCPApprovals(t))
 	var asked atomic.Int32
 	client := sdk.NewClient(&sdk.Implementation{Name: "approvals-test", Version: "1"}, &sdk.ClientOptions{
+		Capabilities: &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{URL: &sdk.URLElicitationCapabilities{}}},
 		ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 			asked.Add(1)
 			p := req.Params
@@ -237,10 +242,21 @@ func flip(c byte) string {
 	return "A"
 }
 
+func TestAClientThatDeclaresNoURLElicitationGetsTheIsErrorResultNamingThePage(t *testing.T) {
+	s := startGovernedStack(t, withMCPApprovals(t))
+	formOnly := map[string]any{clientCapabilities: map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}}
+	r, raw := s.mcpCall(t, s.token("payer"), statelessEra, paymentArgs(t, "125000"), formOnly, nil)
+	var body approvalBody
+	if r.Result == nil || !r.Result.IsError || r.Result.ResultType != "complete" || json.Unmarshal(r.Result.Structured, &body) != nil ||
+		body.Code != "grant_required" || body.Approval == nil || !strings.Contains(r.Result.Content[0].Text, body.Approval.URL) {
+		t.Fatalf("at 2026-07-28 without URL elicitation: %s", raw.body)
+	}
+}
+
 func TestAHandshakeEraClientGetsAURLElicitationOnlyWhenItDeclaresOne(t *testing.T) {
 	s := startGovernedStack(t, withMCPApprovals(t))
 	token := s.token("payer")
-	declared := map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}}
+	declared := map[string]any{clientCapabilities: map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}}
 	r, raw := s.mcpCall(t, token, handshakeEra, paymentArgs(t, "125000"), declared, nil)
 	if r.Error == nil || r.Error.Code != -32042 || len(r.Error.Data.Elicitations) != 1 {
 		t.Fatalf("with URL elicitation declared: %s", raw.body)

@@ -119,9 +119,7 @@ func TestMCPIsASecondEncodingOfTheSameSurface(t *testing.T) {
 	})
 
 	t.Run("a payment without a grant is refused, and with one succeeds exactly once", func(t *testing.T) {
-		// At 2025-11-25 without URL elicitation declared: the isError
-		// result. (2026-07-28 answers input_required: daemon's MCP tests.)
-		cs := mcpSession(t, s, personas[d.treasurer], handshakeEra)
+		cs := mcpSession(t, s, personas[d.treasurer], statelessEra)
 		payment := tools[d.paymentTool]
 		refused, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: d.paymentTool, Arguments: d.paymentRequest})
 		if err != nil || !refused.IsError {

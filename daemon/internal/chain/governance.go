@@ -46,6 +46,11 @@ func (c *Chain) approve(ctx context.Context, req *Request, p *call.Principal, t 
 	if c.Grants == nil {
 		return grant.Result{}, deny.Fail(deny.Internal, "grant", "tool "+t.FQN+" declares MODE_GRANT and approval grants are off")
 	}
+	if req.Grant != "" && req.Approval != "" {
+		// Surfaces refuse this before the chain; a new one that did not
+		// still gets no choice made for it.
+		return grant.Result{}, deny.Deny(deny.MalformedHeaders, "a grant and an approval id were both presented")
+	}
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	presented := req.Grant

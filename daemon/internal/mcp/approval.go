@@ -22,14 +22,16 @@ import (
 )
 
 // A call refused for want of an approval grant, with a request open for a
-// human, is answered in the shape its revision has for "a person must act
-// first" (docs/decisions/0052):
+// human, whose client declares URL-mode elicitation (elicitation.url in
+// _meta's clientCapabilities), is answered in the shape its revision has
+// for "a person must act first" (docs/decisions/0052):
 //
 //	2026-07-28   input_required: a URL-mode elicitation of the request's
 //	             page, and a requestState the retry echoes
-//	2025-11-25   -32042 URL elicitation required, when the call declares
-//	             elicitation.url in _meta's clientCapabilities
-//	otherwise    the isError result, whose body names the page
+//	2025-11-25   -32042 URL elicitation required
+//
+// A client that declares none cannot answer either: it gets the isError
+// result, whose body names the page.
 const (
 	// metaApproval carries an approval request's id, as Garm-Approval does.
 	metaApproval = "dev.garm/approval"
@@ -150,7 +152,7 @@ func (s *Server) refuseState(w http.ResponseWriter, id json.RawMessage, start ti
 // none for this client, and the ordinary result answers it.
 func (s *Server) askHuman(w http.ResponseWriter, id json.RawMessage, p *call.Principal, resp *chain.Response, e era, meta map[string]json.RawMessage) bool {
 	a := resp.Approval
-	if a == nil {
+	if a == nil || !declaresURLElicitation(meta) {
 		return false
 	}
 	elicit := map[string]any{"mode": "url", "message": elicitMessage, "url": a.URL, "elicitationId": a.ID}
@@ -167,7 +169,7 @@ func (s *Server) askHuman(w http.ResponseWriter, id json.RawMessage, p *call.Pri
 		})
 		writeResult(w, id, out)
 		return true
-	case !e.stateless && declaresURLElicitation(meta):
+	case !e.stateless:
 		data, _ := json.Marshal(map[string]any{"elicitations": []any{elicit}})
 		msg, _ := json.Marshal("URL elicitation required: a person must approve this call.")
 		if id == nil {
