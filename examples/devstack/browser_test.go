@@ -89,7 +89,9 @@ func agentCall(t *testing.T, c *client, token string, amount int64, requestState
 	d := bankDemo()
 	req := d.paymentRequest
 	req.AmountMinorUnits = amount
-	params := map[string]any{"name": d.paymentTool, "arguments": req, "_meta": statelessMeta(nil)}
+	// The agent's client declares URL elicitation: it can send its person to a page.
+	meta := statelessMeta(map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}})
+	params := map[string]any{"name": d.paymentTool, "arguments": req, "_meta": meta}
 	if requestState != "" {
 		params["requestState"] = requestState
 	}
