@@ -109,7 +109,7 @@ catalogue: garm-catalogue ## Build the calculator's catalogue artifact into .tmp
 	$(BIN)/garm-catalogue build -f examples/calculator/catalogue.yaml -o .tmp/catalogue/calculator.binpb
 
 .PHONY: dev
-dev: ## Run the whole plane locally (NATS, the dev IdP, the bank and calculator tools, garmd) and print a quick-start.
+dev: ## Run the whole plane locally (NATS, the dev IdP, the approvals inbox, the bank and calculator tools, garmd) and print a quick-start.
 	@echo "building the dev stack: the first build compiles garmd, the embedded NATS server and their dependencies, minutes on two busy cores, silent until it is done; later runs start in seconds"
 	go run ./examples/devstack $(ARGS)
 

@@ -108,6 +108,17 @@ func TestImportRules(t *testing.T) {
 			},
 		},
 		{
+			// The approvals service is a production component: it runs beside garmd, never
+			// inside it, and knows no dev tooling or example.
+			name: "the approvals service reaches no daemon, devkit, example or NATS server code",
+			applies: func(p listedPackage) bool {
+				return under(p.ImportPath, module+"/approvals") && !under(p.ImportPath, module+"/approvals/approvalstest")
+			},
+			forbidden: func(dep string) bool {
+				return under(dep, module+"/daemon", module+"/devkit", module+"/examples", "github.com/nats-io/nats-server")
+			},
+		},
+		{
 			name:    "runtime/toolbind depends on protobuf alone",
 			applies: func(p listedPackage) bool { return p.ImportPath == module+"/runtime/toolbind" },
 			forbidden: func(dep string) bool {
@@ -149,6 +160,27 @@ func TestImportRules(t *testing.T) {
 			},
 			forbidden: func(dep string) bool {
 				return under(dep, module+"/runtime") && dep != module+"/runtime/wire"
+			},
+		},
+		{
+			// garmd and the approvals service share the pending record; it
+			// must not drag either side's code into the other.
+			name:    "approvals/pending depends on runtime/wire, the NATS client and the standard library alone",
+			applies: func(p listedPackage) bool { return under(p.ImportPath, module+"/approvals/pending") },
+			forbidden: func(dep string) bool {
+				return strings.Contains(strings.SplitN(dep, "/", 2)[0], ".") &&
+					!under(dep, module+"/runtime/wire", module+"/gen", "google.golang.org/protobuf",
+						"github.com/nats-io/nats.go", "github.com/nats-io/nkeys", "github.com/nats-io/nuid",
+						"github.com/klauspost/compress", "golang.org/x/crypto", "golang.org/x/sys")
+			},
+		},
+		{
+			// The approvals service is the grant issuer; garmd must hold no
+			// part of it but the shared record.
+			name:    "the daemon imports approvals/pending and nothing else under approvals",
+			applies: func(p listedPackage) bool { return under(p.ImportPath, module+"/daemon") },
+			forbidden: func(dep string) bool {
+				return under(dep, module+"/approvals") && dep != module+"/approvals/pending"
 			},
 		},
 		{

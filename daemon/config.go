@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/garm-dev/garm/daemon/internal/approval"
 	"github.com/garm-dev/garm/daemon/internal/catalogue/source"
 	"github.com/garm-dev/garm/daemon/internal/gctarget"
 )
@@ -54,6 +55,18 @@ type Config struct {
 	// GrantAudience is what a grant's aud must contain (--grant-audience);
 	// empty means Audience.
 	GrantAudience string
+	// Approvals turns on approval requests (--approvals): a call to a
+	// MODE_GRANT tool without a grant is recorded for a human in the
+	// GARM_APPROVALS bucket, and Garm-Approval collects the decided grant.
+	// Needs GrantIssuer, whose grants the approvals service mints.
+	Approvals bool
+	// ApprovalsURL is the approvals inbox's public base URL
+	// (--approvals-url); a request's page is <url>/requests/<id>.
+	ApprovalsURL string
+	// ApprovalStateKeyFile holds the HMAC key of MCP requestState
+	// (--approval-state-key-file): at least MinApprovalStateKey bytes, the
+	// same on every replica. Required with Approvals and MCP.
+	ApprovalStateKeyFile string
 	// AuditStreamRetention turns on the audit sink (GARM_AUDIT) when set
 	// (--audit-stream-retention): its value is the retention the operator
 	// asserts the stream keeps, 0 meaning indefinitely. nil: no audit sink.
@@ -140,6 +153,10 @@ type Config struct {
 // MinHashKey is the shortest hash key garmd accepts, in bytes.
 const MinHashKey = 16
 
+// MinApprovalStateKey is the shortest requestState key garmd accepts, in
+// bytes: a full HMAC-SHA256 block of strength.
+const MinApprovalStateKey = 32
+
 // DefaultConfig is the configuration of `garmd serve` with no flags.
 func DefaultConfig() Config {
 	return Config{
@@ -205,6 +222,7 @@ func (c Config) Validate() error {
 		add("--hash-key-file: %v", err)
 	}
 	problems = append(problems, c.grantProblems()...)
+	problems = append(problems, c.approvalProblems()...)
 	if r := c.AuditStreamRetention; r != nil && *r < 0 {
 		add("--audit-stream-retention %s is negative (0 means the stream keeps rows indefinitely)", *r)
 	}
@@ -299,6 +317,51 @@ func (c Config) grantProblems() []string {
 		return []string{fmt.Sprintf("--grant-jwks %q: %v", jwks, err)}
 	}
 	return nil
+}
+
+func (c Config) approvalProblems() []string {
+	var problems []string
+	if !c.Approvals {
+		if c.ApprovalsURL != "" {
+			problems = append(problems, "--approvals-url is given without --approvals: approval requests are turned on by --approvals")
+		}
+		if c.ApprovalStateKeyFile != "" {
+			problems = append(problems, "--approval-state-key-file is given without --approvals: approval requests are turned on by --approvals")
+		}
+		return problems
+	}
+	if !c.Grants() {
+		problems = append(problems, "--approvals needs --grant-issuer: a decided request carries a grant that step 5 verifies and spends")
+	}
+	if c.ApprovalsURL == "" {
+		problems = append(problems, "--approvals needs --approvals-url: the inbox's public base URL, where a caller is sent")
+	} else if err := approval.CheckBaseURL(c.ApprovalsURL); err != nil {
+		problems = append(problems, "--approvals-url: "+err.Error())
+	}
+	switch {
+	case c.ApprovalStateKeyFile == "" && c.MCP:
+		problems = append(problems, fmt.Sprintf("--approvals with --mcp needs --approval-state-key-file: a file holding at least %d bytes of key that protects MCP requestState", MinApprovalStateKey))
+	case c.ApprovalStateKeyFile != "":
+		if _, err := ReadApprovalStateKey(c.ApprovalStateKeyFile); err != nil {
+			problems = append(problems, "--approval-state-key-file: "+err.Error())
+		}
+	}
+	return problems
+}
+
+// ReadApprovalStateKey reads the requestState key from path, as
+// ReadHashKey reads its key, refused when shorter than MinApprovalStateKey
+// bytes.
+func ReadApprovalStateKey(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	key := bytes.TrimSpace(data)
+	if len(key) < MinApprovalStateKey {
+		return nil, fmt.Errorf("%s holds %d bytes of key after trimming; at least %d are required", path, len(key), MinApprovalStateKey)
+	}
+	return key, nil
 }
 
 // ConfigError lists every problem Validate found.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/garm-dev/garm/approvals/pending"
 	"github.com/garm-dev/garm/catalogue-builder/builder"
 	garmd "github.com/garm-dev/garm/daemon"
 	"github.com/garm-dev/garm/devkit/idp"
@@ -75,6 +76,9 @@ func createGovernanceStreams(t testing.TB, js jetstream.JetStream) {
 		t.Fatal(err)
 	}
 	if err := garmd.FenceGrantsBucket(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pending.Ensure(ctx, js, 1); err != nil {
 		t.Fatal(err)
 	}
 }

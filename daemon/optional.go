@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/garm-dev/garm/approvals/pending"
+	"github.com/garm-dev/garm/daemon/internal/approval"
 	"github.com/garm-dev/garm/daemon/internal/audit"
 	auditjs "github.com/garm-dev/garm/daemon/internal/audit/jetstream"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
@@ -22,8 +24,11 @@ import (
 // exist and be fit for it — and what is on becomes the mount allowlist's
 // catalogue.Steps.
 type optionalSteps struct {
-	steps    catalogue.Steps
-	grants   *grant.Verifier
+	steps  catalogue.Steps
+	grants *grant.Verifier
+	// desk is where approval requests are left and decided grants
+	// collected; nil without --approvals.
+	desk     *approval.Desk
 	audit    audit.Sink
 	notifier *notify.Notifier
 }
@@ -32,7 +37,7 @@ type optionalSteps struct {
 // turns on, reporting every problem at once.
 func (d *Daemon) openOptional(ctx context.Context) error {
 	cfg := d.cfg
-	if !cfg.Grants() && cfg.AuditStreamRetention == nil && !cfg.Notify {
+	if !cfg.Grants() && !cfg.Approvals && cfg.AuditStreamRetention == nil && !cfg.Notify {
 		return nil
 	}
 	js, err := d.jetStream()
@@ -45,6 +50,11 @@ func (d *Daemon) openOptional(ctx context.Context) error {
 	if cfg.Grants() {
 		if err := d.openGrants(ctx, js); err != nil {
 			problems = append(problems, fmt.Errorf("--grant-issuer: %w", err))
+		}
+	}
+	if cfg.Approvals {
+		if err := d.openApprovals(ctx, js); err != nil {
+			problems = append(problems, fmt.Errorf("--approvals: %w", err))
 		}
 	}
 	if r := cfg.AuditStreamRetention; r != nil {
@@ -87,5 +97,20 @@ func (d *Daemon) openGrants(ctx context.Context, js jetstream.JetStream) error {
 	d.opt.steps.Grants = true
 	d.opt.steps.SpentFor = ttl
 	d.opt.steps.GrantSkew = grant.DefaultSkew
+	return nil
+}
+
+// openApprovals binds the approval-request bucket, checking it is fit for
+// requests that expire with their grant age; garmd creates no bucket.
+func (d *Daemon) openApprovals(ctx context.Context, js jetstream.JetStream) error {
+	store, err := pending.Open(ctx, js)
+	if err != nil {
+		return err
+	}
+	desk, err := approval.New(store, d.cfg.ApprovalsURL)
+	if err != nil {
+		return err
+	}
+	d.opt.desk = desk
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/garm-dev/garm/approvals/pending"
 	auditjs "github.com/garm-dev/garm/daemon/internal/audit/jetstream"
 	"github.com/garm-dev/garm/daemon/internal/chain/notify"
 	ledgerjs "github.com/garm-dev/garm/daemon/internal/ledger/jetstream"
@@ -49,6 +50,10 @@ func (d *Daemon) checkReplication(ctx context.Context) error {
 	}
 	if cfg.Grants() {
 		checks = append(checks, check{"--grant-issuer", func(ctx context.Context) error { return replayjs.CheckReplication(ctx, js, r) }})
+	}
+	if cfg.Approvals {
+		approvals := streamcheck.Replicated{Noun: "approvals bucket", Name: pending.Bucket, Stream: "KV_" + pending.Bucket}
+		checks = append(checks, check{"--approvals", func(ctx context.Context) error { return streamcheck.CheckReplication(ctx, js, approvals, r) }})
 	}
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()

@@ -9,7 +9,7 @@ import (
 )
 
 func TestGarmdRefusesToStartWhenItsStreamsHaveFewerReplicasThanRequired(t *testing.T) {
-	s := startGovernedStack(t)
+	s := startGovernedStack(t, withApprovals())
 	cfg := s.cfg
 	cfg.Listen, cfg.AdminListen = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.MinReplicas = 3
@@ -23,6 +23,8 @@ func TestGarmdRefusesToStartWhenItsStreamsHaveFewerReplicasThanRequired(t *testi
 		"nats stream edit GARM_AUDIT --replicas 3",
 		"nats stream edit GARM_NOTIFY --replicas 3",
 		"nats stream edit KV_GARM_GRANTS_SPENT --replicas 3",
+		"--approvals: approvals bucket GARM_APPROVALS has 1 replica",
+		"nats stream edit KV_GARM_APPROVALS --replicas 3",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the refusal does not say %q:\n%v", want, err)

@@ -3,6 +3,7 @@ package garmd
 import (
 	"context"
 	"fmt"
+	"github.com/garm-dev/garm/approvals/pending"
 	"io"
 	"log/slog"
 	"maps"
@@ -142,6 +143,11 @@ func newReport(ctx context.Context, d *Daemon, gen *catalogue.Generation, heap u
 		GC:      d.gc,
 	}
 	r.Steps, r.Refuses = stepsReport(d.opt.steps, d.cfg.GrantIssuer)
+	if d.opt.desk != nil {
+		r.Steps = append(r.Steps, fmt.Sprintf("approvals: on, requests in %s, decided at %s, Garm-Approval and GET /approvals/<id> served", pending.Bucket, d.cfg.ApprovalsURL))
+	} else {
+		r.Steps = append(r.Steps, "approvals: off (--approvals)")
+	}
 	r.SpentGrants, r.SpentGrantsWarn = spentGrantsAccess(ctx, d.nc)
 	r.Steps = append(r.Steps, d.quarantineReport())
 	if d.mcpResource != "" {

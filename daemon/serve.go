@@ -217,6 +217,7 @@ func (d *Daemon) open(ctx context.Context) error {
 		Dispatch:    dispatch.New(natsbus.New(d.nc)),
 		Recorder:    d.recorder,
 		Grants:      d.opt.grants,
+		Approvals:   d.opt.desk,
 		Audit:       d.opt.audit,
 		Quarantine:  d.quarantine,
 		ToolTimeout: cfg.ToolTimeout,
@@ -232,7 +233,13 @@ func (d *Daemon) open(ctx context.Context) error {
 	d.toolPlane = toolplane.New(ch, toolplane.Limits{BodyTimeout: cfg.BodyTimeout, MaxInFlight: cfg.MaxInFlight})
 	var handler http.Handler = d.toolPlane
 	if cfg.MCP {
-		if handler, err = withMCP(ch, d.toolPlane, d.mcpResource, cfg.Issuers, hashKey, logger); err != nil {
+		var stateKey []byte
+		if cfg.Approvals {
+			if stateKey, err = ReadApprovalStateKey(cfg.ApprovalStateKeyFile); err != nil {
+				return fmt.Errorf("--approval-state-key-file: %w", err)
+			}
+		}
+		if handler, err = withMCP(ch, d.toolPlane, d.mcpResource, cfg.Issuers, hashKey, stateKey, logger); err != nil {
 			return err
 		}
 	}
@@ -262,12 +269,13 @@ func (d *Daemon) open(ctx context.Context) error {
 // withMCP serves the MCP endpoint and its metadata beside the tool plane's
 // routes (no route can be either path). Its cursors are signed with a key
 // derived from the hash key, which every replica shares.
-func withMCP(ch *chain.Chain, plane *toolplane.Plane, resource string, issuers []string, hashKey []byte, logger *slog.Logger) (http.Handler, error) {
+func withMCP(ch *chain.Chain, plane *toolplane.Plane, resource string, issuers []string, hashKey, stateKey []byte, logger *slog.Logger) (http.Handler, error) {
 	m, err := mcp.New(mcp.Config{
 		Chain:                ch,
 		Resource:             resource,
 		AuthorizationServers: issuers,
 		CursorKey:            hashKey,
+		ApprovalStateKey:     stateKey,
 		Version:              Version(),
 		Logger:               logger,
 	})

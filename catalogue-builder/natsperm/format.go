@@ -59,6 +59,8 @@ func describe(id Identity) string {
 	switch id.Role {
 	case RoleGarmd:
 		return "garmd: calls every tool, writes its streams, spends grants with create-only writes."
+	case RoleApprovals:
+		return "The approvals service: reads approval requests, records decisions with create-only writes, writes its audit rows."
 	case RoleTool:
 		return fmt.Sprintf("The services of %s: take its calls in their queue groups, answer, nothing else.", id.Package)
 	}

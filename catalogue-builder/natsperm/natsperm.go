@@ -22,6 +22,9 @@ const (
 	// RoleTool is one tool package's services: they answer calls on that
 	// package's subjects and nothing else.
 	RoleTool Role = "tool"
+	// RoleApprovals is the approvals service: it reads approval requests
+	// and records decisions on them, and writes its audit rows.
+	RoleApprovals Role = "approvals"
 	// RoleNobody is everyone else, an agent included: no right at all.
 	RoleNobody Role = "nobody"
 )
@@ -136,8 +139,10 @@ type toolService struct {
 type subjectQueue struct{ subject, queue string }
 
 // garmd may call every tool, write its own streams, spend grants with
-// create-only writes and read a spend back, read its streams' and bucket's configuration, ask
-// running services who they are, and hear catalogue announcements.
+// create-only writes and read a spend back, create approval requests and
+// read their decisions (never write one), read its streams' and buckets'
+// configuration, ask running services who they are, and hear catalogue
+// announcements.
 func garmd(byPackage map[string][]toolService) Identity {
 	var pub []string
 	for _, svcs := range byPackage {
@@ -148,7 +153,12 @@ func garmd(byPackage map[string][]toolService) Identity {
 		}
 	}
 	spent := kvStream(wire.GrantsSpentBucket)
+	approvals := kvStream(wire.ApprovalsBucket)
 	pub = append(pub,
+		// Approval requests: garmd creates them and their reuse keys,
+		// and reads decisions, which it never writes.
+		approvalsKeys+"req.>", approvalsKeys+"ask.>",
+		jsAPI("INFO", approvals), directGet(approvals), jsAPI("MSG.GET", approvals),
 		wire.LedgerStreamSubjects, wire.AuditStreamSubjects, wire.NotifyStreamSubjects,
 		"$KV."+wire.GrantsSpentBucket+".>",
 		jsAPI("INFO", wire.LedgerStream), jsAPI("INFO", wire.AuditStream), jsAPI("INFO", wire.NotifyStream), jsAPI("INFO", spent),
@@ -161,6 +171,8 @@ func garmd(byPackage map[string][]toolService) Identity {
 	// Denied explicitly, although nothing allows them: a later hand-made
 	// allow of $JS.API.> must still not let garmd forget a spent grant.
 	deny := []string{jsAPI("DELETE", spent), jsAPI("MSG.DELETE", spent), jsAPI("PURGE", spent), jsAPI("UPDATE", spent)}
+	deny = append(deny, approvalsKeys+"dec.>")
+	deny = append(deny, forgetting(approvals)...)
 	inbox := InboxPrefix(GarmdUser)
 	return Identity{
 		Name:        GarmdUser,
@@ -169,6 +181,57 @@ func garmd(byPackage map[string][]toolService) Identity {
 		Permissions: Permissions{
 			Publish:   Rules{Allow: sortedUnique(pub), Deny: sortedUnique(deny)},
 			Subscribe: Rules{Allow: sortedUnique([]string{inbox + ".>", wire.CataloguePublishedSubject})},
+		},
+	}
+}
+
+// approvalsKeys is the subject prefix of the approvals bucket's keys.
+const approvalsKeys = "$KV." + wire.ApprovalsBucket + "."
+
+// directGet is the direct-get API of a stream, which a key-value Get uses.
+func directGet(stream string) string { return "$JS.API.DIRECT.GET." + stream + ".>" }
+
+// forgetting are the API subjects that delete, purge or reconfigure a
+// stream or a message of it: nobody's by derivation, denied explicitly so
+// that a later hand-made allow of $JS.API.> does not grant them.
+func forgetting(stream string) []string {
+	return []string{jsAPI("DELETE", stream), jsAPI("MSG.DELETE", stream), jsAPI("PURGE", stream), jsAPI("UPDATE", stream)}
+}
+
+// ApprovalsUser is the approvals service's identity name.
+const ApprovalsUser = "approvals"
+
+// ApprovalsAuditApp is the app token of the approvals service's audit
+// rows: it writes them on wire.AuditSubject(tenant, ApprovalsAuditApp).
+const ApprovalsAuditApp = "approvals"
+
+// Approvals is the approvals service's identity: it reads the approvals
+// bucket (its configuration, its keys, a watch over them for the inbox),
+// records decisions with create-only writes of dec. keys, and writes its
+// audit rows for any tenant. It creates no request, writes no reuse key,
+// calls no tool and touches no other stream or bucket; it needs no catalogue,
+// so it is not part of a Set.
+func Approvals() Identity {
+	approvals := kvStream(wire.ApprovalsBucket)
+	inbox := InboxPrefix(ApprovalsUser)
+	pub := []string{
+		approvalsKeys + "dec.>",
+		jsAPI("INFO", approvals), directGet(approvals), jsAPI("MSG.GET", approvals),
+		// Listing the open requests is a watch: an ordered consumer the
+		// client creates, feeds and deletes.
+		"$JS.API.CONSUMER.CREATE." + approvals + ".>", "$JS.API.CONSUMER.DELETE." + approvals + ".>",
+		"$JS.FC." + approvals + ".>",
+		"garm.v1.audit.*." + wire.Token(ApprovalsAuditApp), jsAPI("INFO", wire.AuditStream),
+		userInfoSubject,
+	}
+	deny := append([]string{approvalsKeys + "req.>", approvalsKeys + "ask.>"}, forgetting(approvals)...)
+	return Identity{
+		Name:        ApprovalsUser,
+		Role:        RoleApprovals,
+		InboxPrefix: inbox,
+		Permissions: Permissions{
+			Publish:   Rules{Allow: sortedUnique(pub), Deny: sortedUnique(deny)},
+			Subscribe: Rules{Allow: []string{inbox + ".>"}},
 		},
 	}
 }

@@ -38,6 +38,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags.StringVar(&o.Personas, "personas", "personas.yaml", "the dev identity provider's persona `file`")
 	flags.StringVar(&o.NATSListen, "nats-listen", o.NATSListen, "the embedded NATS server's `address` (loopback)")
 	flags.StringVar(&o.IdPListen, "idp-listen", o.IdPListen, "the dev identity provider's `address` (loopback)")
+	flags.StringVar(&o.ApprovalsListen, "approvals-listen", o.ApprovalsListen, "the approvals service's inbox `address` (loopback)")
 	flags.StringVar(&o.Listen, "listen", o.Listen, "garmd's tool plane `address` (loopback)")
 	flags.StringVar(&o.AdminListen, "admin-listen", o.AdminListen, "garmd's admin `address` (loopback)")
 	flags.StringVar(&o.DevListen, "dev-listen", o.DevListen, "the dev endpoint's `address` (loopback): ledger rows by event id, for garm call")

@@ -70,6 +70,7 @@ func startPlaneOn(t *testing.T, manifest, personas string, services func(...garm
 	t.Helper()
 	o := devplane.DefaultOptions()
 	o.NATSListen, o.IdPListen, o.Listen, o.AdminListen, o.DevListen = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+	o.ApprovalsListen = "127.0.0.1:0"
 	o.Catalogue = manifest
 	o.Personas = personas
 	o.Services = services

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/garm-dev/garm/approvals/pending"
 	garmd "github.com/garm-dev/garm/daemon"
 	"github.com/garm-dev/garm/runtime/garmtool"
 	"github.com/garm-dev/garm/runtime/wire"
@@ -288,6 +289,10 @@ func createStreams(ctx context.Context, js jetstream.JetStream, replicas int) er
 	}
 	if err := garmd.FenceGrantsBucket(ctx, js); err != nil {
 		errs = append(errs, err)
+	}
+	// The approval requests garmd records and the approvals service decides.
+	if _, err := pending.Ensure(ctx, js, replicas); err != nil {
+		errs = append(errs, fmt.Errorf("creating bucket %s: %w", pending.Bucket, err))
 	}
 	return errors.Join(errs...)
 }

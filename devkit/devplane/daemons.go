@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/garm-dev/garm/approvals"
 	"github.com/garm-dev/garm/catalogue-builder/natsperm"
 	garmd "github.com/garm-dev/garm/daemon"
 )
@@ -25,7 +26,8 @@ type daemonRun struct {
 }
 
 // startDaemon starts garmd on the artifact at cataloguePath, trusting the
-// dev IdP for tokens and grants, with the ledger stream, the audit sink,
+// dev IdP for tokens and the approvals service for grants, recording
+// approval requests for the approvals service, with the ledger stream, the audit sink,
 // notify and the MCP endpoint on, and waits until it answers ready: one
 // replica, or Options.Replicas of them behind the round-robin front. Once
 // a replica has bound its listeners, a restart (Reload) binds the same
@@ -122,7 +124,11 @@ func (s *Plane) startReplica(ctx context.Context, i int, run *daemonRun) (string
 	cfg.JWKS = []string{s.idpSrv.JWKSURL()}
 	cfg.Audience = s.idp.Audience()
 	cfg.HashKeyFile = s.hashKeyFile
-	cfg.GrantIssuer = s.idp.Issuer()
+	cfg.GrantIssuer = s.approvals.svc.GrantIssuer()
+	cfg.GrantJWKS = s.urls.Approvals + approvals.JWKSPath
+	cfg.Approvals = true
+	cfg.ApprovalsURL = s.urls.Approvals
+	cfg.ApprovalStateKeyFile = s.approvalStateKeyFile
 	cfg.AuditStreamRetention = &indefinite
 	cfg.LedgerStream = true
 	cfg.Notify = true

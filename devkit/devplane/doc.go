@@ -1,15 +1,17 @@
 // Package devplane runs the whole garm plane in one process, on loopback
 // only (SPEC 8), on any catalogue: an embedded NATS server with JetStream
 // and everything garmd writes to (the GARM_LEDGER, GARM_AUDIT and
-// GARM_NOTIFY streams and the GARM_GRANTS_SPENT bucket), the dev identity
-// provider with a persona file, garmd with approval grants, the ledger
-// stream, the audit sink, notify and MCP on, and optionally tool services
-// in the same process. It is what `garm dev` and `make dev` (the bank tour,
+// GARM_NOTIFY streams and the GARM_GRANTS_SPENT and GARM_APPROVALS
+// buckets), the dev identity provider with a persona file, the approvals
+// service (the inbox where a person approves held calls, garmd's only grant
+// issuer, with a key made for the run: decision 0059), garmd with approval
+// requests, grants, the ledger stream, the audit sink, notify and MCP on,
+// and optionally tool services in the same process. It is what `garm dev` and `make dev` (the bank tour,
 // examples/devstack) are built on.
 //
 // The bus is secured as a deployment's should be (decision 0040): the
-// embedded server admits only nkey users, garmd, one per tool package, an
-// agent with no rights and the plane itself as the operator that creates
+// embedded server admits only nkey users, garmd, one per tool package, the
+// approvals service, an agent with no rights and the plane itself as the operator that creates
 // the streams, each with the permissions natsperm derives from the
 // catalogue; every part connects as its own user, from a seed file in the
 // plane's temporary directory. A tool author's own process connects with

@@ -65,6 +65,12 @@ func (ids *identities) derive(a *artifact.Artifact) error {
 		}
 		granted[id.Name] = true
 	}
+	// The approvals service needs no catalogue, so it is not in the derived set.
+	approvals := natsperm.Approvals()
+	if err := ids.add(approvals.Name, serverPermissions(approvals.Permissions)); err != nil {
+		return err
+	}
+	granted[approvals.Name] = true
 	if err := ids.add(OperatorIdentity, nil); err != nil {
 		return err
 	}

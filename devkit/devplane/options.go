@@ -19,6 +19,8 @@ const (
 	DefaultListen      = "127.0.0.1:7440"
 	DefaultAdminListen = "127.0.0.1:7441"
 	DefaultDevListen   = "127.0.0.1:7442"
+	// DefaultApprovalsListen is the approvals service's inbox.
+	DefaultApprovalsListen = "127.0.0.1:7451"
 )
 
 // Options configures the dev plane. DefaultOptions holds the defaults of
@@ -28,6 +30,9 @@ type Options struct {
 	NATSListen string
 	// IdPListen is the dev identity provider's address (--idp-listen).
 	IdPListen string
+	// ApprovalsListen is the approvals service's address (--approvals-listen):
+	// the inbox where a human approves what garmd holds for a grant.
+	ApprovalsListen string
 	// Listen is garmd's tool plane (--listen).
 	Listen string
 	// AdminListen is garmd's health, readiness and metrics listener
@@ -104,11 +109,12 @@ type Service struct {
 // DefaultOptions are the defaults of `garm dev`: SPEC 8's addresses.
 func DefaultOptions() Options {
 	return Options{
-		NATSListen:  DefaultNATSListen,
-		IdPListen:   DefaultIdPListen,
-		Listen:      DefaultListen,
-		AdminListen: DefaultAdminListen,
-		DevListen:   DefaultDevListen,
+		NATSListen:      DefaultNATSListen,
+		IdPListen:       DefaultIdPListen,
+		ApprovalsListen: DefaultApprovalsListen,
+		Listen:          DefaultListen,
+		AdminListen:     DefaultAdminListen,
+		DevListen:       DefaultDevListen,
 	}
 }
 
@@ -134,6 +140,7 @@ func (o Options) ValidateListeners() error {
 	for _, l := range []struct{ flag, addr string }{
 		{"--nats-listen", o.NATSListen},
 		{"--idp-listen", o.IdPListen},
+		{"--approvals-listen", o.ApprovalsListen},
 		{"--listen", o.Listen},
 		{"--admin-listen", o.AdminListen},
 		{"--dev-listen", o.DevListen},
@@ -174,6 +181,9 @@ type URLs struct {
 	Admin string
 	// IdP is the dev identity provider.
 	IdP string
+	// Approvals is the approvals service's inbox: a request's page is
+	// <Approvals>/requests/<id>.
+	Approvals string
 	// NATS is the embedded NATS server, nats://host:port; on a cluster,
 	// every node's URL, a seed list.
 	NATS string

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/garm-dev/garm/approvals"
 	"github.com/garm-dev/garm/catalogue-builder/natsperm"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats-server/v2/server"
@@ -345,7 +346,11 @@ func (s *Plane) startReplicaProcess(ctx context.Context, i int, run *daemonRun, 
 		"--jwks", s.idpSrv.JWKSURL(),
 		"--audience", s.idp.Audience(),
 		"--hash-key-file", s.hashKeyFile,
-		"--grant-issuer", s.idp.Issuer(),
+		"--grant-issuer", s.approvals.svc.GrantIssuer(),
+		"--grant-jwks", s.urls.Approvals + approvals.JWKSPath,
+		"--approvals",
+		"--approvals-url", s.urls.Approvals,
+		"--approval-state-key-file", s.approvalStateKeyFile,
 		"--audit-stream-retention", "0",
 		"--ledger-stream",
 		"--notify",
@@ -478,7 +483,7 @@ func (s *Plane) waitForStreamLeaders(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
-	for _, name := range []string{wire.LedgerStream, wire.AuditStream, wire.NotifyStream, "KV_" + wire.GrantsSpentBucket} {
+	for _, name := range []string{wire.LedgerStream, wire.AuditStream, wire.NotifyStream, "KV_" + wire.GrantsSpentBucket, "KV_" + wire.ApprovalsBucket} {
 		for {
 			attempt, cancelAttempt := context.WithTimeout(ctx, time.Second)
 			stream, err := js.Stream(attempt, name)

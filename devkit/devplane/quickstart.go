@@ -25,7 +25,8 @@ with approval grants, the ledger stream, the audit sink and notify on.
 
   garmd     {{.URLs.Garmd}}   POST /<package>.<Service>/<Method>
   admin     {{.URLs.Admin}}   /healthz /readyz /metrics
-  dev IdP   {{.URLs.IdP}}   /token?user=<persona> /grant /personas
+  dev IdP   {{.URLs.IdP}}   /token?user=<persona> /personas, and sign-in for the inbox
+  approvals {{.URLs.Approvals}}/   the inbox: approve or deny calls held for a grant
   ledger    {{.URLs.Dev}}   /ledger/<event id> (the row's outcome, code and detail)
   NATS      {{.URLs.NATS}}   secured: one nkey user per tool package; seeds in {{.URLs.NATSSeeds}}
 {{range .Packages}}

@@ -44,18 +44,24 @@ type Plane struct {
 	quickStartMu sync.Mutex
 	quickStart   string
 	hashKeyFile  string
+	// approvalStateKeyFile protects MCP requestState (garmd's
+	// --approval-state-key-file).
+	approvalStateKeyFile string
 
-	runDir   string // the catalogue and hash key; removed at Close
-	ids      *identities
-	bus      *bus
-	busConn  *nats.Conn // the stack's own, as the bus's operator: streams and the ledger tail
-	idpSrv   *idp.Server
-	services []*service
-	tail     *ledgerTail
-	rows     *rowIndex // every ledger row of this run, by event id, for /ledger
-	devSrv   *http.Server
-	personas *idp.Personas
-	opts     Options
+	runDir  string // the catalogue and hash key; removed at Close
+	ids     *identities
+	bus     *bus
+	busConn *nats.Conn // the stack's own, as the bus's operator: streams and the ledger tail
+	idpSrv  *idp.Server
+	// approvals is the approvals service, garmd's grant issuer.
+	approvals     *approvalsRun
+	approvalsConn *nats.Conn // the approvals service's, as its own bus identity
+	services      []*service
+	tail          *ledgerTail
+	rows          *rowIndex // every ledger row of this run, by event id, for /ledger
+	devSrv        *http.Server
+	personas      *idp.Personas
+	opts          Options
 
 	reloadMu sync.Mutex // one Reload at a time
 	daemonMu sync.Mutex // the daemon fields below, swapped by Reload
@@ -126,6 +132,9 @@ func (s *Plane) start(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if s.approvalStateKeyFile, err = writeKey(s.runDir, "approval-state.key"); err != nil {
+		return err
+	}
 	if s.personas, err = idp.LoadPersonas(o.Personas); err != nil {
 		return fmt.Errorf("--personas: %w", err)
 	}
@@ -149,6 +158,9 @@ func (s *Plane) start(ctx context.Context, o Options) error {
 		return fmt.Errorf("--idp-listen: %w", err)
 	}
 	s.urls.IdP = s.idpSrv.URL()
+	if err := s.startApprovals(ctx); err != nil {
+		return err
+	}
 	if err := s.startServices(ctx, o.Services); err != nil {
 		return err
 	}
@@ -187,10 +199,14 @@ func (s *Plane) cataloguePath() string { return filepath.Join(s.runDir, "catalog
 
 // writeHashKey writes a fresh random key for hash redactions to a file only
 // its owner reads, and answers the file's path. The key is never printed.
-func writeHashKey(dir string) (string, error) {
+func writeHashKey(dir string) (string, error) { return writeKey(dir, "hash.key") }
+
+// writeKey writes 32 fresh random bytes, hex-encoded, to the file name in
+// dir, readable only by its owner, and answers its path.
+func writeKey(dir, name string) (string, error) {
 	key := make([]byte, 32)
 	rand.Read(key) // never fails: crypto/rand crashes the program rather than return an error
-	path := filepath.Join(dir, "hash.key")
+	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
 		return "", err
 	}
@@ -369,7 +385,7 @@ func (s *Plane) Wait() error {
 
 // Close stops the stack in order, each step bounded by ctx: garmd (no new
 // calls, calls in flight finish, the ledger flushes), the tool services
-// (running calls finish), the ledger tail, the identity provider, the NATS
+// (running calls finish), the ledger tail, the approvals service, the identity provider, the NATS
 // server; then it removes the temporary directory (never --data). A step
 // that does not finish in time is abandoned and reported, and the next one
 // runs. Close is safe to call more than once.
@@ -421,11 +437,20 @@ func (s *Plane) shutdown(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("the dev endpoint: %w", err))
 		}
 	}
+	if s.approvals != nil {
+		if err := s.approvals.srv.Shutdown(ctx); err != nil {
+			_ = s.approvals.srv.Close()
+			errs = append(errs, fmt.Errorf("the approvals service: %w", err))
+		}
+	}
 	if s.idpSrv != nil {
 		if err := s.idpSrv.Shutdown(ctx); err != nil {
 			_ = s.idpSrv.Close()
 			errs = append(errs, fmt.Errorf("the identity provider: %w", err))
 		}
+	}
+	if s.approvalsConn != nil {
+		s.approvalsConn.Close()
 	}
 	if s.busConn != nil {
 		s.busConn.Close()

@@ -15,6 +15,15 @@
 //     ([IdP.Grant]).
 //   - GET [PersonasPath]: the canonical persona file as JSON; it reads back with [ParsePersonas].
 //
+// A started [Server] also speaks the minimum of OpenID Connect the approvals service signs people
+// in with (decision 0057): GET [DiscoveryPath]; GET [AuthorizePath], a persona picker listing user
+// personas only, whose POST redirects to the client's exactly registered redirect URI
+// ([IdP.RegisterClient]) with a code and the state; and POST [OIDCTokenPath], which spends the
+// code once — unexpired, from the client it was issued to, with the same redirect URI and the
+// verifier of its PKCE S256 challenge — and answers an ID token with the persona's tenant and
+// garm claim. PKCE plain, a missing state, an unregistered redirect URI and an agent persona are
+// refused; a client error is never redirected.
+//
 // A token carries iss, sub, aud (one string), iat, nbf, exp, jti, tenant and the garm claim
 // (clearance, compartments, verbs, tool_sets when scoped, kind), spelt with the prefixed enum
 // names garmd accepts. With as, it carries an RFC 8693 act claim holding the agent's subject

@@ -1,12 +1,11 @@
 package idp
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"regexp"
 	"time"
 
+	"github.com/garm-dev/garm/approvals/grant"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"github.com/garm-dev/garm/runtime/wire"
 )
@@ -30,28 +29,6 @@ type GrantRequest struct {
 	// ([wire.MaterialText]); the grant carries its [wire.MaterialDigest]. Empty when the tool
 	// declares no material fields.
 	Material map[string]string `json:"material"`
-}
-
-// grantClaim is the garm_grant claim (SPEC 7.9). approver_compartments is always present, sorted.
-type grantClaim struct {
-	Tool                 string   `json:"tool"`
-	Subject              string   `json:"subject"`
-	Task                 string   `json:"task,omitempty"`
-	Material             string   `json:"material,omitempty"`
-	Approver             string   `json:"approver"`
-	ApproverClearance    string   `json:"approver_clearance"`
-	ApproverCompartments []string `json:"approver_compartments"`
-}
-
-// grantClaims is a grant's whole payload. It has no sub and, above all, no act: a delegated
-// identity cannot approve, and garmd refuses a grant that carries one.
-type grantClaims struct {
-	Issuer   string     `json:"iss"`
-	Audience string     `json:"aud"`
-	ID       string     `json:"jti"`
-	IssuedAt int64      `json:"iat"`
-	Expiry   int64      `json:"exp"`
-	Grant    grantClaim `json:"garm_grant"`
 }
 
 // materialPath is the grammar of a material path: dotted proto field names. A path outside it
@@ -94,27 +71,12 @@ func (i *IdP) Grant(r GrantRequest) (string, error) {
 			return "", fmt.Errorf("%w: a material path is not dotted proto field names", ErrInvalidRequest)
 		}
 	}
-	var jti [16]byte
-	rand.Read(jti[:]) // never fails: crypto/rand crashes the program rather than return an error
-	now := i.now().Truncate(time.Second)
-	claims := grantClaims{
-		Issuer:   i.issuer,
-		Audience: i.grantAudience,
-		ID:       hex.EncodeToString(jti[:]),
-		IssuedAt: now.Unix(),
-		Expiry:   now.Add(i.grantTTL).Unix(),
-		Grant: grantClaim{
-			Tool:                 r.Tool,
-			Subject:              r.Subject,
-			Task:                 r.Task,
-			Approver:             approver.subject,
-			ApproverClearance:    approver.garm.Clearance,
-			ApproverCompartments: append([]string{}, approver.garm.Compartments...),
-		},
-	}
+	a := grant.Approval{Tool: r.Tool, Subject: r.Subject, Task: r.Task}
 	if len(r.Material) > 0 {
-		claims.Grant.Material = wire.MaterialDigest(r.Material)
+		a.MaterialDigest = wire.MaterialDigest(r.Material)
 	}
+	by := grant.Approver{Subject: approver.subject, Clearance: approver.garm.Clearance, Compartments: approver.garm.Compartments}
+	claims := grant.NewClaims(i.issuer, i.grantAudience, i.now(), i.grantTTL, a, by)
 	return i.sign(claims)
 }
 

@@ -20,9 +20,19 @@ const (
 var tokenParams = map[string]bool{"user": true, "as": true, "exec": true}
 
 // Handler serves the key set, tokens, approval grants and the persona file. A method a path
-// does not serve is answered 405; errors are short plain text.
-func (i *IdP) Handler() http.Handler {
+// does not serve is answered 405; errors are short plain text. It serves no OpenID Connect:
+// discovery names absolute URLs, which only a started [Server] knows ([IdP.Start]).
+func (i *IdP) Handler() http.Handler { return i.handler("") }
+
+// handler is [IdP.Handler], and with a base URL the OpenID Connect endpoints too.
+func (i *IdP) handler(base string) http.Handler {
 	mux := http.NewServeMux()
+	if base != "" {
+		mux.HandleFunc("GET "+DiscoveryPath, i.serveDiscovery(base))
+		mux.HandleFunc("GET "+AuthorizePath, i.serveAuthorize)
+		mux.HandleFunc("POST "+AuthorizePath, i.serveAuthorize)
+		mux.HandleFunc("POST "+OIDCTokenPath, i.serveOIDCToken)
+	}
 	mux.HandleFunc("GET "+JWKSPath, i.serveJWKS)
 	mux.HandleFunc("GET "+TokenPath, i.serveToken)
 	mux.HandleFunc("POST "+GrantPath, i.serveGrant)

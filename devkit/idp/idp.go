@@ -85,6 +85,8 @@ type IdP struct {
 	personasJSON []byte
 	users        map[string]principal
 	agents       map[string]principal
+
+	oidc oidcState
 }
 
 // New validates the personas and the options and generates the signing key: ES256 (P-256)

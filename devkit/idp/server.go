@@ -44,7 +44,7 @@ func (i *IdP) Start(addr string) (*Server, error) {
 	s := &Server{
 		listener: ln,
 		http: &http.Server{
-			Handler:           i.Handler(),
+			Handler:           i.handler("http://" + ln.Addr().String()),
 			ReadHeaderTimeout: readHeaderTimeout,
 			ErrorLog:          slog.NewLogLogger(i.log.Handler(), slog.LevelWarn),
 		},

@@ -69,6 +69,10 @@ const (
 	// AssistantAgent is an AI agent that may act for SupportPersona; acting
 	// for them it has exactly their authority.
 	AssistantAgent = "assistant"
+	// PayerAgent is an AI agent that may act for TreasurerPersona: it asks
+	// for payments, which a human other than the treasurer approves in the
+	// approvals inbox.
+	PayerAgent = "payer"
 )
 
 // day is midnight UTC of a date.

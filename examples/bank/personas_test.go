@@ -79,11 +79,14 @@ func TestThePersonaFileNamesTheHandlesAndTenantTheQuickStartUses(t *testing.T) {
 	if got := slices.Sorted(maps.Keys(p.Users)); !slices.Equal(got, users) {
 		t.Errorf("users %v, want %v", got, users)
 	}
-	if got := slices.Sorted(maps.Keys(p.Agents)); !slices.Equal(got, []string{bank.AssistantAgent}) {
+	if got := slices.Sorted(maps.Keys(p.Agents)); !slices.Equal(got, []string{bank.AssistantAgent, bank.PayerAgent}) {
 		t.Errorf("agents %v", got)
 	}
 	if got := p.Agents[bank.AssistantAgent].MayActFor; !slices.Equal(got, []string{bank.SupportPersona}) {
 		t.Errorf("the assistant may act for %v", got)
+	}
+	if got := p.Agents[bank.PayerAgent].MayActFor; !slices.Equal(got, []string{bank.TreasurerPersona}) {
+		t.Errorf("the payer may act for %v", got)
 	}
 }
 

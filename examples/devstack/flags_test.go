@@ -7,7 +7,7 @@ import (
 )
 
 func TestTheFlagsRefuseAListenerOffLoopback(t *testing.T) {
-	for _, flag := range []string{"--nats-listen", "--idp-listen", "--listen", "--admin-listen"} {
+	for _, flag := range []string{"--nats-listen", "--idp-listen", "--listen", "--admin-listen", "--approvals-listen"} {
 		for _, addr := range []string{"0.0.0.0:7440", ":7440", "[::]:7440", "192.168.1.10:7440", "example.com:7440", "127.0.0.1", ""} {
 			t.Run(flag+"="+addr, func(t *testing.T) {
 				_, err := parseFlags([]string{flag, addr}, io.Discard, io.Discard)
@@ -43,6 +43,9 @@ func TestTheFlagsDefaultToSpecEightsAddresses(t *testing.T) {
 	want := Options{NATSListen: "127.0.0.1:4222", IdPListen: "127.0.0.1:7450", Listen: "127.0.0.1:7440", AdminListen: "127.0.0.1:7441"}
 	if o.NATSListen != want.NATSListen || o.IdPListen != want.IdPListen || o.Listen != want.Listen || o.AdminListen != want.AdminListen {
 		t.Errorf("the defaults are %+v, want %+v", o, want)
+	}
+	if o.ApprovalsListen != "127.0.0.1:7451" {
+		t.Errorf("the approvals inbox defaults to %q", o.ApprovalsListen)
 	}
 	if o.Ledger != nil || o.Verbose || o.DataDir != "" {
 		t.Errorf("--ledger, --verbose or --data is on by default: %+v", o)

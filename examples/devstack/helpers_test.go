@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/garm-dev/garm/approvals/approvalstest"
+	"github.com/garm-dev/garm/approvals/pending"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
 	"github.com/garm-dev/garm/runtime/garmtool"
 	"github.com/garm-dev/garm/runtime/wire"
@@ -28,6 +31,7 @@ func testOptions(t testing.TB) Options {
 	t.Helper()
 	o := DefaultOptions()
 	o.NATSListen, o.IdPListen, o.Listen, o.AdminListen, o.DevListen = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+	o.ApprovalsListen = "127.0.0.1:0"
 	logs := &syncBuffer{}
 	o.Logs = logs
 	t.Cleanup(func() {
@@ -126,21 +130,6 @@ func (c *client) token(user, as string) string {
 	return a.body
 }
 
-// grant is POST /grant to the dev IdP, over HTTP, with a JSON body.
-func (c *client) grant(body string) string {
-	c.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, c.urls.IdP+"/grant", strings.NewReader(body))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	a := c.do(req)
-	if a.status != http.StatusOK {
-		c.t.Fatalf("POST /grant %s: %d %s", body, a.status, a.body)
-	}
-	return a.body
-}
-
 // call posts a JSON body to garmd at route with the bearer token and extra
 // header pairs.
 func (c *client) call(route, token, body string, header ...string) answer {
@@ -235,4 +224,69 @@ func connectAs(t testing.TB, s *Stack, identity string, opts ...nats.Option) *na
 	}
 	t.Cleanup(nc.Close)
 	return nc
+}
+
+// approveInInbox signs persona in to the stack's approvals service and approves request id there,
+// as the person the tour sends to the inbox would.
+func approveInInbox(t *testing.T, s *Stack, persona, id string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	a, err := approvalstest.SignIn(ctx, s.URLs().Approvals, persona)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, err := a.Decide(ctx, id, pending.Approved); err != nil || status != http.StatusOK {
+		t.Fatalf("%s approving %s in the inbox: %d %v", persona, id, status, err)
+	}
+}
+
+// grantFromInbox approves, as the demo's approver in the approvals inbox, the open request of
+// subject for tool, and answers the grant the decision carries, read from the bucket as garmd
+// reads it: what a caller presenting Garm-Approval would have spent, for tests that present the
+// grant itself.
+func grantFromInbox(t testing.TB, s *Stack, subject, tool string) string {
+	t.Helper()
+	nc := connectAs(t, s, OperatorIdentity)
+	grant, err := inboxGrant(nc, s, subject, tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return grant
+}
+
+// inboxGrant is grantFromInbox answering its error, for a handler that may not fail the test.
+func inboxGrant(nc *nats.Conn, s *Stack, subject, tool string) (string, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	store, err := pending.Open(ctx, js)
+	if err != nil {
+		return "", err
+	}
+	open, err := store.Open(ctx, 100)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range open {
+		if r.Subject != subject || r.Tool != tool {
+			continue
+		}
+		a, err := approvalstest.SignIn(ctx, s.URLs().Approvals, bankDemo().approver)
+		if err != nil {
+			return "", err
+		}
+		if status, err := a.Decide(ctx, r.ID, pending.Approved); err != nil || status != http.StatusOK {
+			return "", fmt.Errorf("approving %s in the inbox: %d %v", r.ID, status, err)
+		}
+		_, d, err := store.Get(ctx, r.ID)
+		if err != nil || d == nil || d.Grant == "" {
+			return "", fmt.Errorf("the approved request %s holds no grant: %+v %v", r.ID, d, err)
+		}
+		return d.Grant, nil
+	}
+	return "", fmt.Errorf("no open request of %s for %s in the inbox", subject, tool)
 }

@@ -70,6 +70,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (Options, error) {
 	}
 	flags.StringVar(&o.NATSListen, "nats-listen", o.NATSListen, "the embedded NATS server's `address` (loopback)")
 	flags.StringVar(&o.IdPListen, "idp-listen", o.IdPListen, "the dev identity provider's `address` (loopback)")
+	flags.StringVar(&o.ApprovalsListen, "approvals-listen", o.ApprovalsListen, "the approvals service's inbox `address` (loopback)")
 	flags.StringVar(&o.Listen, "listen", o.Listen, "garmd's tool plane `address` (loopback)")
 	flags.StringVar(&o.AdminListen, "admin-listen", o.AdminListen, "garmd's admin `address`: health, readiness, metrics (loopback)")
 	flags.StringVar(&o.DataDir, "data", "", "keep JetStream's store in this `directory` across runs (default: a temporary one, removed at exit)")

@@ -121,7 +121,6 @@ func TestMCPIsASecondEncodingOfTheSameSurface(t *testing.T) {
 	t.Run("a payment without a grant is refused, and with one succeeds exactly once", func(t *testing.T) {
 		cs := mcpSession(t, s, personas[d.treasurer], statelessEra)
 		payment := tools[d.paymentTool]
-		paymentBody := mustJSON(t, d.paymentRequest)
 		refused, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: d.paymentTool, Arguments: d.paymentRequest})
 		if err != nil || !refused.IsError {
 			t.Fatalf("%v %+v", err, refused)
@@ -137,11 +136,7 @@ func TestMCPIsASecondEncodingOfTheSameSurface(t *testing.T) {
 			!reflect.DeepEqual(body.MaterialFields, payment.Policy.GetApproval().GetMaterialFields()) || body.MaxGrantAge <= 0 {
 			t.Fatalf("refused with %s", structured)
 		}
-		material, err := materialOf(payment, paymentBody)
-		if err != nil {
-			t.Fatal(err)
-		}
-		grant := c.grant(mustJSON(t, grantRequest{Approver: d.approver, Tool: d.paymentTool, Subject: s.IdP().Personas().Users[d.treasurer].Subject, Material: material}))
+		grant := grantFromInbox(t, s, s.IdP().Personas().Users[d.treasurer].Subject, d.paymentTool)
 		withGrant := &sdk.CallToolParams{Name: d.paymentTool, Arguments: d.paymentRequest, Meta: sdk.Meta{"dev.garm/grant": grant}}
 		paid, err := cs.CallTool(ctx, withGrant)
 		if err != nil || paid.IsError {

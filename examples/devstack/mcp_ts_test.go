@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,7 +39,6 @@ func TestTypeScriptMCPClients(t *testing.T) {
 	d := bankDemo()
 	var customerRoute, paymentRoute string
 	var materialFields []string
-	var grant grantRequest
 	for _, tool := range s.Catalogue().Artifact.Tools() {
 		switch tool.FQN {
 		case d.customerTool:
@@ -45,14 +46,22 @@ func TestTypeScriptMCPClients(t *testing.T) {
 		case d.paymentTool:
 			paymentRoute = tool.Method
 			materialFields = tool.Policy.GetApproval().GetMaterialFields()
-			body := mustJSON(t, d.paymentRequest)
-			material, err := materialOf(tool, body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			grant = grantRequest{Approver: d.approver, Tool: d.paymentTool, Subject: s.IdP().Personas().Users[d.treasurer].Subject, Material: material}
 		}
 	}
+	operator := connectAs(t, s, OperatorIdentity)
+	approver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "POST", http.StatusMethodNotAllowed)
+			return
+		}
+		grant, err := inboxGrant(operator, s, s.IdP().Personas().Users[d.treasurer].Subject, d.paymentTool)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		_, _ = w.Write([]byte(grant))
+	}))
+	t.Cleanup(approver.Close)
 	urls := s.URLs()
 	fixture := map[string]any{
 		"mcp": urls.MCP, "http": urls.Garmd, "idp": urls.IdP, "listRoute": listToolsRoute,
@@ -73,7 +82,9 @@ func TestTypeScriptMCPClients(t *testing.T) {
 		"paymentRoute":   paymentRoute,
 		"paymentArgs":    d.paymentRequest,
 		"materialFields": materialFields,
-		"grantRequest":   grant,
+		// POST here approves the treasurer's open payment request in the inbox, as the
+		// approver would, and answers its grant.
+		"approve": approver.URL,
 	}
 	path := filepath.Join(t.TempDir(), "fixture.json")
 	data, err := json.Marshal(fixture)

@@ -11,9 +11,6 @@ import (
 	"github.com/garm-dev/garm/devkit/devplane"
 	"github.com/garm-dev/garm/devkit/idp"
 	"github.com/garm-dev/garm/protoc-gen-garm/compile"
-	"github.com/garm-dev/garm/runtime/wire"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/types/dynamicpb"
 )
 
 // quickStartText is what the dev stack prints once it is ready. Every
@@ -27,9 +24,10 @@ the ledger stream, the audit sink and notify on. Everything listens on loopback.
 
   garmd     {{.URLs.Garmd}}   POST /<package>.<Service>/<Method>
   admin     {{.URLs.Admin}}   /healthz /readyz /metrics
-  dev IdP   {{.URLs.IdP}}   /token?user=<persona> /grant /personas
-  NATS      {{.URLs.NATS}}   GARM_LEDGER GARM_AUDIT GARM_NOTIFY GARM_GRANTS_SPENT
-            secured: an nkey user each for garmd, every tool package and the agent (no rights),
+  dev IdP   {{.URLs.IdP}}   /token?user=<persona> /personas, and sign-in for the inbox
+  approvals {{.URLs.Approvals}}/   the inbox: sign in as a persona, approve or deny held calls
+  NATS      {{.URLs.NATS}}   GARM_LEDGER GARM_AUDIT GARM_NOTIFY GARM_GRANTS_SPENT GARM_APPROVALS
+            secured: an nkey user each for garmd, every tool package, the approvals service and the agent (no rights),
             with permissions derived from the catalogue; seeds in {{.URLs.NATSSeeds}}
 
 Personas: {{.Users}}, and the agent {{.Agent}}, which acts for {{.Support}}
@@ -67,30 +65,28 @@ curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.CustomerRoute}} -H "
 #   -> 200
 
 # {{.PaymentTool}} needs a human's approval of exactly this payment, by somebody other than
-# the caller (four eyes). Without one, {{.Treasurer}} is told which fields the approver must see:
+# the caller (four eyes). Without one, garmd records a request for it in the approvals inbox and
+# answers grant_required with approval {id, url}, the request's page:
 TREASURER=$(curl -s '{{.URLs.IdP}}/token?user={{.Treasurer}}')
 curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" \
   -H 'Content-Type: application/json' -d '{{.PaymentBody}}' | jq .
 #   -> 403 grant_required
-# {{.Treasurer}} holds what an approver must, but a grant they sign for their own payment is refused:
-SELF=$(curl -s -X POST {{.URLs.IdP}}/grant -H 'Content-Type: application/json' \
-  -d '{{.SelfGrantBody}}')
-curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Grant: $SELF" \
-  -H 'Content-Type: application/json' -d '{{.PaymentBody}}' | jq .
-#   -> 403 permission_denied
-# {{.Approver}} approves those fields' values for {{.Treasurer}}; the IdP signs a grant over their digest:
-GRANT=$(curl -s -X POST {{.URLs.IdP}}/grant -H 'Content-Type: application/json' \
-  -d '{{.GrantBody}}')
-# The grant names the account that pays: the same payment from {{.OtherAccount}} is refused.
-curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Grant: $GRANT" \
+# Asking again for the same payment names the same request; keep its id:
+APPROVAL=$(curl -s {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" \
+  -H 'Content-Type: application/json' -d '{{.PaymentBody}}' | jq -r .approval.id)
+# Now approve it in a browser: open the inbox, {{.URLs.Approvals}}/ , and sign in as {{.Approver}}.
+# The payment's page shows the paying account, the amount, the currency and the IBAN; press Approve.
+# ({{.Treasurer}} signed in sees an empty inbox: nobody approves their own payment.)
+# The approval names the account that pays: the same payment from {{.OtherAccount}} is refused.
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Approval: $APPROVAL" \
   -H 'Content-Type: application/json' -d '{{.OtherAccountPaymentBody}}' | jq .
 #   -> 403 permission_denied
-# With the grant, the payment is made:
-curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Grant: $GRANT" \
+# With the approval, the payment is made:
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Approval: $APPROVAL" \
   -H 'Content-Type: application/json' -d '{{.PaymentBody}}' | jq .
 #   -> 200
 # Once: sent again, the spent grant is refused.
-curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Grant: $GRANT" \
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Approval: $APPROVAL" \
   -H 'Content-Type: application/json' -d '{{.PaymentBody}}' | jq .
 #   -> 403 permission_denied
 
@@ -125,10 +121,9 @@ type quickStart struct {
 	Agent                                           string
 	ListRoute, CustomerTool, CustomerRoute          string
 	PaymentTool, PaymentRoute                       string
-	CustomerBody, PaymentBody, GrantBody            string
-	// SelfGrantBody is the treasurer approving their own payment;
+	CustomerBody, PaymentBody                       string
 	// OtherAccountPaymentBody is the approved payment from OtherAccount.
-	SelfGrantBody, OtherAccountPaymentBody, OtherAccount string
+	OtherAccountPaymentBody, OtherAccount string
 }
 
 // newQuickStart gathers what the text shows from the catalogue, the
@@ -161,21 +156,6 @@ func newQuickStart(c *builder.Catalogue, personas *idp.Personas, d demo) (quickS
 	if err != nil {
 		return quickStart{}, err
 	}
-	material, err := materialOf(payment, paymentBody)
-	if err != nil {
-		return quickStart{}, err
-	}
-	grants := map[string]string{}
-	for _, approver := range []string{d.approver, d.treasurer} {
-		if grants[approver], err = jsonBody(grantRequest{
-			Approver: approver,
-			Tool:     payment.FQN,
-			Subject:  personas.Users[d.treasurer].Subject,
-			Material: material,
-		}); err != nil {
-			return quickStart{}, err
-		}
-	}
 	fromOther := d.paymentRequest
 	fromOther.FromAccountID = d.otherAccount
 	otherBody, err := jsonBody(fromOther)
@@ -188,18 +168,9 @@ func newQuickStart(c *builder.Catalogue, personas *idp.Personas, d demo) (quickS
 		Agent:     d.agent,
 		ListRoute: listToolsRoute, CustomerTool: customer.FQN, CustomerRoute: customer.Method,
 		PaymentTool: payment.FQN, PaymentRoute: payment.Method,
-		CustomerBody: customerBody, PaymentBody: paymentBody, GrantBody: grants[d.approver],
-		SelfGrantBody: grants[d.treasurer], OtherAccountPaymentBody: otherBody, OtherAccount: d.otherAccount,
+		CustomerBody: customerBody, PaymentBody: paymentBody,
+		OtherAccountPaymentBody: otherBody, OtherAccount: d.otherAccount,
 	}, nil
-}
-
-// grantRequest is the body of the IdP's POST /grant (idp.GrantRequest),
-// without the task the quick-start does not name.
-type grantRequest struct {
-	Approver string            `json:"approver"`
-	Tool     string            `json:"tool"`
-	Subject  string            `json:"subject"`
-	Material map[string]string `json:"material"`
 }
 
 // render is the text over the stack's URLs.
@@ -223,20 +194,4 @@ func jsonBody(v any) (string, error) {
 		return "", fmt.Errorf("the body %s holds a single quote and cannot be shell-quoted", data)
 	}
 	return string(data), nil
-}
-
-// materialOf is the material an approver of tool is shown for the request
-// body: the canonical text of each of the tool's material fields, read from
-// the body decoded as garmd decodes it, so the grant's digest is the one
-// garmd recomputes.
-func materialOf(tool *compile.Tool, body string) (map[string]string, error) {
-	req := dynamicpb.NewMessage(tool.Desc.Input())
-	if err := protojson.Unmarshal([]byte(body), req); err != nil {
-		return nil, fmt.Errorf("the quick-start's %s request: %w", tool.FQN, err)
-	}
-	paths := tool.Policy.GetApproval().GetMaterialFields()
-	if len(paths) == 0 {
-		return nil, nil
-	}
-	return wire.MaterialTexts(req, paths)
 }

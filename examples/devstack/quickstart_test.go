@@ -17,7 +17,7 @@ func TestTheQuickStartNamesEveryURLAndPersona(t *testing.T) {
 	s := startStack(t, testOptions(t))
 	text := s.QuickStart()
 	urls := s.URLs()
-	for _, u := range []string{urls.Garmd, urls.Admin, urls.IdP, urls.NATS, urls.MCP} {
+	for _, u := range []string{urls.Garmd, urls.Admin, urls.IdP, urls.NATS, urls.MCP, urls.Approvals} {
 		if !strings.Contains(text, u) {
 			t.Errorf("the quick-start does not name %s", u)
 		}
@@ -80,7 +80,7 @@ func TestEveryQuickStartCommandRuns(t *testing.T) {
 		}
 		switch {
 		case strings.HasPrefix(req.URL.String(), urls.IdP+"/"):
-			if p := req.URL.Path; p != "/token" && p != "/grant" {
+			if p := req.URL.Path; p != "/token" {
 				t.Errorf("%q calls the IdP at %s, which it does not serve", line, p)
 			}
 		case strings.HasPrefix(req.URL.String(), urls.Garmd+"/"):
@@ -92,6 +92,22 @@ func TestEveryQuickStartCommandRuns(t *testing.T) {
 			t.Fatalf("%q calls %s, which is not the stack's garmd or IdP", line, req.URL)
 		}
 		a := c.do(req)
+		if cmd.approvalID {
+			var refusal struct {
+				Code     string
+				Approval struct{ ID, URL string }
+			}
+			if err := json.Unmarshal([]byte(a.body), &refusal); err != nil || a.status != http.StatusForbidden || refusal.Code != "grant_required" || refusal.Approval.ID == "" {
+				t.Fatalf("%q answered %d %s; want grant_required with an approval", line, a.status, a.body)
+			}
+			if want := urls.Approvals + "/requests/" + refusal.Approval.ID; refusal.Approval.URL != want {
+				t.Errorf("the approval url is %q, want %q", refusal.Approval.URL, want)
+			}
+			vars[variable] = refusal.Approval.ID
+			// The person the text sends to the inbox approves it there.
+			approveInInbox(t, s, bankDemo().approver, refusal.Approval.ID)
+			continue
+		}
 		if variable != "" {
 			if a.status != http.StatusOK {
 				t.Fatalf("%q answered %d %s", line, a.status, a.body)
@@ -134,6 +150,9 @@ type command struct {
 	pretty     bool   // piped to jq .
 	wantStatus int
 	wantCode   string
+	// approvalID: the command's answer is a grant_required refusal whose
+	// approval.id the variable takes (| jq -r .approval.id).
+	approvalID bool
 }
 
 // statusFormat is the -w of every call: the status on stderr, so that the
@@ -168,6 +187,7 @@ func commands(t *testing.T, text string) []command {
 		cmd.line, cmd.pretty = strings.CutSuffix(cmd.line, " | jq .")
 		if m := assignment.FindStringSubmatch(line); m != nil {
 			cmd.assigns, cmd.line = m[1], m[2]
+			cmd.line, cmd.approvalID = strings.CutSuffix(cmd.line, " | jq -r .approval.id")
 		}
 		if !strings.HasPrefix(cmd.line, "curl ") {
 			t.Fatalf("a line mentions curl but is not a curl command or VAR=$(curl …): %q", line)

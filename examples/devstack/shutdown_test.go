@@ -49,7 +49,7 @@ func TestCloseFreesEveryPortAndAReusedDataDirStartsAgain(t *testing.T) {
 	if err := first.Close(closeCtx); err != nil {
 		t.Errorf("a second Close answered %v", err)
 	}
-	addrs := map[string]string{"garmd": host(t, urls.Garmd), "admin": host(t, urls.Admin), "IdP": host(t, urls.IdP), "NATS": host(t, urls.NATS), "dev": host(t, urls.Dev)}
+	addrs := map[string]string{"garmd": host(t, urls.Garmd), "admin": host(t, urls.Admin), "IdP": host(t, urls.IdP), "NATS": host(t, urls.NATS), "dev": host(t, urls.Dev), "approvals": host(t, urls.Approvals)}
 	for name, addr := range addrs {
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
@@ -69,6 +69,7 @@ func TestCloseFreesEveryPortAndAReusedDataDirStartsAgain(t *testing.T) {
 	}
 
 	o.NATSListen, o.IdPListen, o.Listen, o.AdminListen, o.DevListen = addrs["NATS"], addrs["IdP"], addrs["garmd"], addrs["admin"], addrs["dev"]
+	o.ApprovalsListen = addrs["approvals"]
 	second := startStack(t, o)
 	got := second.URLs()
 	got.NATSSeeds = urls.NATSSeeds // fresh seeds in a fresh temporary directory each run

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/garm-dev/garm/approvals/approvalstest"
+	"github.com/garm-dev/garm/approvals/pending"
 	"github.com/garm-dev/garm/examples/bank"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
 )
@@ -103,33 +106,29 @@ func TestTheTour(t *testing.T) {
 	expect("get_customer as the assistant for support", c.call(customerRoute, assistant, customerBody),
 		http.StatusOK, supportSees.body, row{d.customerTool, "ok", "agent:support-assistant"})
 
-	expect("initiate_payment without a grant", c.call(paymentRoute, treasurer, paymentBody),
-		http.StatusForbidden, grantRequired, row{d.paymentTool, "denied", ""})
-	grantBy := func(approver string) string {
-		return c.grant(mustJSON(t, map[string]any{
-			"approver": approver,
-			"tool":     d.paymentTool,
-			"subject":  s.IdP().Personas().Users[d.treasurer].Subject,
-			"material": map[string]string{
-				"from_account_id":    bank.DemoAccount,
-				"amount_minor_units": "125000",
-				"currency_code":      bank.DemoCurrency,
-				"beneficiary_iban":   bank.DemoBeneficiaryIBAN,
-			},
-		}))
-	}
+	// Without a grant, garmd records a request in the approvals inbox and says where it waits.
+	asked := c.call(paymentRoute, treasurer, paymentBody)
+	wantRows = append(wantRows, row{d.paymentTool, "denied", ""})
+	approvalID := grantRequiredWithApproval(t, s, asked)
 	// details are the ledger details the refusals below must give, by row.
 	details := map[int]string{}
-	details[len(wantRows)] = "the call's own subject"
-	expect("initiate_payment approved by the treasurer themself", c.call(paymentRoute, treasurer, paymentBody, "Garm-Grant", grantBy(d.treasurer)),
-		http.StatusForbidden, permissionDenied, row{d.paymentTool, "denied", ""})
-	grant := grantBy(d.approver)
+	// The treasurer cannot approve their own payment: to them the request's page is a missing one.
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	self, err := approvalstest.SignIn(ctx, s.URLs().Approvals, d.treasurer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, err := self.Decide(ctx, approvalID, pending.Approved); err != nil || status != http.StatusNotFound {
+		t.Fatalf("the treasurer approving their own payment: %d %v, want 404", status, err)
+	}
+	approveInInbox(t, s, d.approver, approvalID)
 	fromOther := d.paymentRequest
 	fromOther.FromAccountID = d.otherAccount
 	details[len(wantRows)] = "approves other material"
-	expect("initiate_payment from another account than approved", c.call(paymentRoute, treasurer, mustJSON(t, fromOther), "Garm-Grant", grant),
+	expect("initiate_payment from another account than approved", c.call(paymentRoute, treasurer, mustJSON(t, fromOther), "Garm-Approval", approvalID),
 		http.StatusForbidden, permissionDenied, row{d.paymentTool, "denied", ""})
-	paid := c.call(paymentRoute, treasurer, paymentBody, "Garm-Grant", grant)
+	paid := c.call(paymentRoute, treasurer, paymentBody, "Garm-Approval", approvalID)
 	wantRows = append(wantRows, row{d.paymentTool, "ok", ""})
 	var payment struct {
 		Payment struct {
@@ -148,7 +147,7 @@ func TestTheTour(t *testing.T) {
 		p.AmountMinorUnits != "125000" || p.CurrencyCode != bank.DemoCurrency || p.BeneficiaryIban != bank.DemoBeneficiaryIBAN {
 		t.Errorf("initiate_payment with a grant made %+v", p)
 	}
-	expect("initiate_payment with the spent grant", c.call(paymentRoute, treasurer, paymentBody, "Garm-Grant", grant),
+	expect("initiate_payment with the spent grant", c.call(paymentRoute, treasurer, paymentBody, "Garm-Approval", approvalID),
 		http.StatusForbidden, permissionDenied, row{d.paymentTool, "denied", ""})
 
 	// Listing calls that succeed write no row; every other call writes one.
@@ -198,4 +197,24 @@ func mustJSON(t testing.TB, v any) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// grantRequiredWithApproval checks a grant_required refusal that names its approval request, the
+// request's page on the stack's approvals service, and answers the request's id.
+func grantRequiredWithApproval(t *testing.T, s *Stack, a answer) string {
+	t.Helper()
+	var body map[string]any
+	if err := json.Unmarshal([]byte(a.body), &body); err != nil || a.status != http.StatusForbidden {
+		t.Fatalf("initiate_payment without a grant: answered %d %s", a.status, a.body)
+	}
+	approval, _ := body["approval"].(map[string]any)
+	delete(body, "approval")
+	if got := mustJSON(t, body); got != grantRequired {
+		t.Errorf("initiate_payment without a grant: answered %s\nwant %s and an approval", got, grantRequired)
+	}
+	id, _ := approval["id"].(string)
+	if !pending.ValidID(id) || approval["url"] != s.URLs().Approvals+"/requests/"+id {
+		t.Fatalf("the approval is %v, want an id and its page on %s", approval, s.URLs().Approvals)
+	}
+	return id
 }

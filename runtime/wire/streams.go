@@ -21,6 +21,9 @@ const (
 	// GrantsSpentBucket is the key-value bucket where approval grants are
 	// spent.
 	GrantsSpentBucket = "GARM_GRANTS_SPENT"
+	// ApprovalsBucket is the key-value bucket of approval requests and
+	// their decisions (approvals/pending).
+	ApprovalsBucket = "GARM_APPROVALS"
 	// CataloguePublishedSubject is where a newly published catalogue is
 	// announced.
 	CataloguePublishedSubject = "garm.v1.catalogue.published"

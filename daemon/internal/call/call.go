@@ -5,6 +5,7 @@ import (
 
 	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"github.com/garm-dev/garm/runtime/wire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -39,12 +40,11 @@ func (s Verbs) List() []toolv1.Verb {
 	return out
 }
 
-// Allows is the lattice's clearance test (SPEC 3.2): false when either side
-// is unspecified, else have ≥ need. Every gate that compares clearances —
+// Allows is the lattice's clearance test (SPEC 3.2), [wire.ClearanceAllows]:
+// false when either side is unspecified, else have ≥ need. Every gate that compares clearances —
 // tool visibility, field visibility and writability — calls this one.
 func Allows(have, need toolv1.Clearance) bool {
-	return have != toolv1.Clearance_CLEARANCE_UNSPECIFIED &&
-		need != toolv1.Clearance_CLEARANCE_UNSPECIFIED && have >= need
+	return wire.ClearanceAllows(have, need)
 }
 
 // Compartments is a set of compartments as bits numbered by one catalogue

@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
+	"github.com/garm-dev/garm/daemon/internal/approval"
 	"github.com/garm-dev/garm/daemon/internal/audit"
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
@@ -42,6 +44,10 @@ type Config struct {
 	// Grants is step 5; nil when approval grants are off (a MODE_GRANT
 	// tool then does not mount).
 	Grants *grant.Verifier
+	// Approvals is where a call refused for want of a grant leaves a
+	// request for a human, and where Garm-Approval collects the decided
+	// grant for step 5; nil when approvals are off (--approvals).
+	Approvals *approval.Desk
 	// Audit is the audit sink; nil when there is none (a LEVEL_AUDIT tool
 	// then does not mount).
 	Audit audit.Sink
@@ -119,6 +125,14 @@ type Request struct {
 	CorrelationID string
 	// Grant is the Garm-Grant header: an approval grant.
 	Grant string
+	// Approval is the Garm-Approval header: the id of an approval request
+	// whose decided grant step 5 verifies and spends as if it were Grant.
+	// A surface never sets both (toolplane.ReadHeaders refuses them).
+	Approval string
+	// ApprovalDigest, when set, is the material digest the surface was
+	// told Approval binds (MCP's requestState): a request binding another
+	// is refused.
+	ApprovalDigest string
 	// HeaderFault, when set, says which header could not be read once (sent
 	// twice, or malformed): the call is refused before anything else is
 	// judged, and this is the row's detail.
@@ -153,6 +167,11 @@ type Response struct {
 	AllowPOST bool
 	// RetryAfter says the refusal is momentary (Retry-After).
 	RetryAfter bool
+	// Approval is the open approval request of a call refused for want of
+	// a grant (the body's approval member, and what it binds); nil
+	// otherwise. For surfaces that send the caller to it in their own
+	// shape (MCP).
+	Approval *approval.Asked
 }
 
 // state is one call's progress, read by Run's deferred completion.
@@ -165,6 +184,8 @@ type state struct {
 	noRecord bool
 	// dispatched is true once the request went to the tool.
 	dispatched bool
+	// approval is the open request the refusal names, if any.
+	approval *approval.Asked
 }
 
 // Run takes one call through the chain. It always answers, and writes
@@ -184,6 +205,9 @@ func (c *Chain) Run(ctx context.Context, req *Request) (resp *Response) {
 			st.noRecord = false
 		}
 		resp.Digest = st.digest
+		if resp.Status == http.StatusForbidden {
+			resp.Approval = st.approval
+		}
 		latency := c.Now().Sub(start)
 		if st.noRecord {
 			resp.EventID = ""
@@ -220,6 +244,9 @@ func (c *Chain) observe(ctx context.Context, st *state, err error, latency time.
 func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Time) (*Response, error) {
 	if req.Overloaded {
 		return nil, deny.Fail(deny.Overloaded, "overloaded", "shed: as many calls as the plane takes were in flight")
+	}
+	if c.Approvals != nil && req.HTTPMethod == http.MethodGet && strings.HasPrefix(req.Path, ApprovalsPath) {
+		return c.approvalStatus(ctx, req, st)
 	}
 	if req.HTTPMethod != http.MethodPost {
 		return nil, deny.Deny(deny.MethodNotAllowed, "method "+req.HTTPMethod)
@@ -287,7 +314,7 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 
 	// Step 4 (instance authorization, pre) is reserved (SPEC 11).
 	// Step 5: the approval grant, verified now and spent last.
-	approval, err := c.approve(ctx, req, p, tool, in, st)
+	approval, err := c.approve(ctx, req, p, tool, in, st, deadline)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,13 @@
 // allowlist refuses any catalogue that declares them, so nothing they would
 // enforce is served.
 //
+// Step 5 takes its grant from Garm-Grant, or from the decision on the
+// caller's approval request (Garm-Approval, through the approval desk), and
+// checks either the same; a call that presented neither leaves a request
+// for a human when approvals are on. GET /approvals/<id> (approvals.go) is
+// the one route that is not a call: it authenticates like one, answers
+// where the caller's request stands, and writes its row like one.
+//
 // Run guarantees one ledger row per call on every path, panics included,
 // and pins the catalogue generation it read first for the whole call.
 package chain

@@ -2,6 +2,8 @@ package chain
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/chain/grant"
@@ -32,25 +34,52 @@ func audited(t *call.Tool) bool {
 }
 
 // approve is step 5's verification for a MODE_GRANT tool: the verified,
-// unspent grant (zero for a tool that needs none), or the refusal. The
-// grant's task, whatever the verdict, is the row's task_id tag.
-func (c *Chain) approve(ctx context.Context, req *Request, p *call.Principal, t *call.Tool, in protoreflect.Message, st *state) (grant.Result, error) {
+// unspent grant (zero for a tool that needs none), or the refusal. The grant
+// is the one the caller presented (Garm-Grant), or the one a human's
+// decision carries on the caller's approval request (Garm-Approval); either
+// is checked the same. A call that presented neither leaves a request for a
+// human when approvals are on. The grant's task, whatever the verdict, is
+// the row's task_id tag. Everything here is bounded by the call's deadline.
+func (c *Chain) approve(ctx context.Context, req *Request, p *call.Principal, t *call.Tool, in protoreflect.Message, st *state, deadline time.Time) (grant.Result, error) {
 	if !needsGrant(t) {
 		return grant.Result{}, nil
 	}
 	if c.Grants == nil {
 		return grant.Result{}, deny.Fail(deny.Internal, "grant", "tool "+t.FQN+" declares MODE_GRANT and approval grants are off")
 	}
+	if req.Grant != "" && req.Approval != "" {
+		// Surfaces refuse this before the chain; a new one that did not
+		// still gets no choice made for it.
+		return grant.Result{}, deny.Deny(deny.MalformedHeaders, "a grant and an approval id were both presented")
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	ctx, span := c.Tracer.StartStep(ctx, tracing.StepVerifyGrant)
-	res, err := c.Grants.Check(ctx, req.Grant, p, t, in)
+	presented := req.Grant
+	if req.Approval != "" {
+		g, err := c.redeem(ctx, req, p, t, in, st)
+		if err != nil {
+			tracing.EndStep(span, err)
+			return grant.Result{}, err
+		}
+		presented = g
+	}
+	res, err := c.Grants.Check(ctx, presented, p, t, in)
 	tracing.EndStep(span, err)
 	if res.TaskID != "" {
-		if st.row.Tags == nil {
-			st.row.Tags = map[string]string{}
-		}
-		st.row.Tags["task_id"] = res.TaskID
+		tag(st.row, "task_id", res.TaskID)
+	}
+	if d := (*deny.Denied)(nil); errors.As(err, &d) && d.Code == deny.GrantRequired && c.Approvals != nil {
+		c.ask(ctx, d, p, t, in, st)
 	}
 	return res, err
+}
+
+func tag(row *ledgerv1.Event, key, value string) {
+	if row.Tags == nil {
+		row.Tags = map[string]string{}
+	}
+	row.Tags[key] = value
 }
 
 // spend is step 5's last act, the last before dispatch: the verified grant

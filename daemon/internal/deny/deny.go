@@ -32,6 +32,12 @@ const (
 	Overloaded
 	ShuttingDown
 	BodyTimeout
+	// ApprovalRefused is a Garm-Approval that names no approved request of
+	// the caller's: missing, another caller's, denied or expired, alike.
+	ApprovalRefused
+	// ApprovalNotFound is GET /approvals/<id> for no request of the
+	// caller's.
+	ApprovalNotFound
 	codeCount
 )
 
@@ -59,6 +65,8 @@ var table = [codeCount]entry{
 	Overloaded:       {"unavailable", http.StatusServiceUnavailable, "garm has as many calls in flight as it takes; retry shortly."},
 	ShuttingDown:     {"unavailable", http.StatusServiceUnavailable, "garm is shutting down; retry shortly."},
 	BodyTimeout:      {"invalid_argument", http.StatusRequestTimeout, "The request body did not arrive in time."},
+	ApprovalRefused:  {"permission_denied", http.StatusForbidden, "No approved request of the caller's has this id: it is missing, was denied or has expired."},
+	ApprovalNotFound: {"not_found", http.StatusNotFound, "No such approval request."},
 }
 
 // toolRefusals is the static sentence for each of the tool's own refusal

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"github.com/garm-dev/garm/runtime/wire"
 )
 
 // Object is a JSON object's members, exactly as spelled.
@@ -93,39 +94,11 @@ func NumericDate(raw json.RawMessage) (time.Time, error) {
 
 // Clearance reads a clearance, bare or CLEARANCE_-prefixed, in any ASCII
 // case; unspecified is not a clearance.
-func Clearance(s string) (toolv1.Clearance, bool) {
-	n, ok := EnumValue(s, "CLEARANCE_", toolv1.Clearance_value)
-	if !ok || n == int32(toolv1.Clearance_CLEARANCE_UNSPECIFIED) {
-		return 0, false
-	}
-	return toolv1.Clearance(n), true
-}
+// It is [wire.ParseClearance].
+func Clearance(s string) (toolv1.Clearance, bool) { return wire.ParseClearance(s) }
 
-// EnumValue looks s up in an enum's value map, upper-casing ASCII letters
-// and adding prefix when s lacks it. Anything outside ASCII is unknown, so
-// that no Unicode case mapping can make two spellings of one name.
+// EnumValue looks s up in an enum's value map: [wire.EnumValue], the one
+// reading of an enum claim that garmd and the approvals service share.
 func EnumValue(s, prefix string, values map[string]int32) (int32, bool) {
-	const longest = 32
-	if len(s) == 0 || len(s) > longest {
-		return 0, false
-	}
-	var buf [64]byte
-	up := buf[:0]
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z':
-			c -= 'a' - 'A'
-		case 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_':
-		default:
-			return 0, false
-		}
-		up = append(up, c)
-	}
-	name := string(up)
-	if len(name) < len(prefix) || name[:len(prefix)] != prefix {
-		name = prefix + name
-	}
-	n, ok := values[name]
-	return n, ok
+	return wire.EnumValue(s, prefix, values)
 }

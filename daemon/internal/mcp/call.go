@@ -55,10 +55,30 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, headers *chain
 		}
 	}
 	in, err := readCall(r.Header, headers, meta)
+	if err == nil && in.grant != "" && in.approval != "" {
+		err = metaError("a grant and an approval id are both given")
+	}
+	var state string
+	if raw, ok := m["requestState"]; err == nil && ok && string(raw) != "null" {
+		if json.Unmarshal(raw, &state) != nil {
+			err = metaError("requestState is not a string")
+		} else if in.grant != "" || in.approval != "" {
+			err = metaError("requestState is given with a grant or an approval id")
+		}
+	}
 	if err != nil {
 		s.recordRefusal(start, gen, p, e.clientName, deny.Deny(deny.InvalidArgument, err.Error()))
 		writeError(w, req.id, errInvalidParams)
 		return
+	}
+	var approvalDigest string
+	if state != "" {
+		claims, err := s.openState(state, p, name, time.Now())
+		if err != nil {
+			s.refuseState(w, req.id, start, gen, p, e, err.Error())
+			return
+		}
+		in.approval, approvalDigest = claims.ID, claims.Digest
 	}
 
 	path := unroutablePrefix + name
@@ -68,24 +88,29 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, headers *chain
 	// A client that goes away does not cancel a dispatched call (SPEC
 	// 7.11): its effect would be unknowable.
 	resp := s.chain.Run(context.WithoutCancel(r.Context()), &chain.Request{
-		HTTPMethod:    http.MethodPost,
-		Path:          path,
-		Authorization: r.Header.Get("Authorization"),
-		JSON:          true,
-		Body:          args,
-		TimeoutMs:     in.timeoutMs,
-		Traceparent:   in.traceparent,
-		Tracestate:    in.tracestate,
-		CorrelationID: in.correlationID,
-		Grant:         in.grant,
-		Surface:       chain.SurfaceMCP,
-		ClientName:    e.clientName,
+		HTTPMethod:     http.MethodPost,
+		Path:           path,
+		Authorization:  r.Header.Get("Authorization"),
+		JSON:           true,
+		Body:           args,
+		TimeoutMs:      in.timeoutMs,
+		Traceparent:    in.traceparent,
+		Tracestate:     in.tracestate,
+		CorrelationID:  in.correlationID,
+		Grant:          in.grant,
+		Approval:       in.approval,
+		ApprovalDigest: approvalDigest,
+		Surface:        chain.SurfaceMCP,
+		ClientName:     e.clientName,
 	})
 	if resp.EventID != "" {
 		w.Header()[toolplane.EventIDHeader] = []string{resp.EventID}
 	}
 	if resp.Digest != "" {
 		w.Header()[toolplane.DigestHeader] = []string{resp.Digest}
+	}
+	if s.askHuman(w, req.id, p, resp, e, meta) {
+		return
 	}
 	result, rerr := s.result(resp, e)
 	if rerr != nil {
@@ -101,7 +126,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, headers *chain
 // callInput is what a call may carry beside its arguments, from _meta or
 // from the HTTP headers garm's own route reads.
 type callInput struct {
-	grant, timeoutMs, correlationID, traceparent, tracestate string
+	grant, approval, timeoutMs, correlationID, traceparent, tracestate string
 }
 
 // readCall reads each of a call's extras from _meta or from its header. One
@@ -120,6 +145,7 @@ func readCall(h http.Header, headers *chain.Request, meta map[string]json.RawMes
 		into        *string
 	}{
 		{metaGrant, toolplane.GrantHeader, false, headers.Grant, &in.grant},
+		{metaApproval, toolplane.ApprovalHeader, false, headers.Approval, &in.approval},
 		{metaTimeoutMs, toolplane.TimeoutHeader, true, headers.TimeoutMs, &in.timeoutMs},
 		{metaCorrelationID, toolplane.CorrelationIDHeader, false, headers.CorrelationID, &in.correlationID},
 		{metaTraceparent, "Traceparent", false, headers.Traceparent, &in.traceparent},

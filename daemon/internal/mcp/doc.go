@@ -29,6 +29,14 @@
 // keeps one global tool registry, and garm has no global list — each caller
 // has its own, decided per request (docs/decisions/0037).
 //
+// A call waiting for a human's approval (approval.go) is answered in the
+// shape its revision has for it: input_required with a URL elicitation of
+// the request's page and an HMAC-sealed requestState on 2026-07-28, the
+// -32042 URL elicitation error on 2025-11-25 for a call declaring the
+// capability, the isError result otherwise. The retry's state is verified
+// here; the grant it leads to is checked and spent by the chain
+// (docs/decisions/0052).
+//
 // Deliberately not here: authentication (chain step 1's Authenticator,
 // the same issuers, key sets and cache), visibility, schemas, redaction and
 // the ledger's columns — all the chain's. Sessions, server-to-client

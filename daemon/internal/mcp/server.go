@@ -69,6 +69,10 @@ type Config struct {
 	CursorKey []byte
 	// PageSize is how many tools a page holds; 0 means DefaultPageSize.
 	PageSize int
+	// ApprovalStateKey protects the requestState of an input_required
+	// answer (HMAC-SHA256); replicas that share it accept each other's. nil
+	// answers a call waiting for a human with the isError result only.
+	ApprovalStateKey []byte
 	// Version is garmd's, in serverInfo.
 	Version string
 	// Logger receives what the SDK logs; nil discards.
@@ -83,12 +87,14 @@ type Server struct {
 	metadataURL string
 	challenge   string
 	cursorKey   []byte
-	pageSize    int
-	serverInfo  json.RawMessage
-	origins     *http.CrossOriginProtection
-	lifecycle   http.Handler
-	metadata    http.Handler
-	tools       *toolCache
+	// stateKey signs requestState; nil without one configured.
+	stateKey   []byte
+	pageSize   int
+	serverInfo json.RawMessage
+	origins    *http.CrossOriginProtection
+	lifecycle  http.Handler
+	metadata   http.Handler
+	tools      *toolCache
 }
 
 // New is a Server for cfg, or an error naming every problem with it.
@@ -103,6 +109,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if len(cfg.CursorKey) < MinCursorKey {
 		problems = append(problems, fmt.Sprintf("mcp: the cursor key is %d bytes; at least %d are required", len(cfg.CursorKey), MinCursorKey))
+	}
+	if cfg.ApprovalStateKey != nil && len(cfg.ApprovalStateKey) < MinApprovalStateKey {
+		problems = append(problems, fmt.Sprintf("mcp: the approval state key is %d bytes; at least %d are required", len(cfg.ApprovalStateKey), MinApprovalStateKey))
 	}
 	if cfg.PageSize < 0 {
 		problems = append(problems, "mcp: a negative page size")
@@ -123,6 +132,7 @@ func New(cfg Config) (*Server, error) {
 		chain:      cfg.Chain,
 		resource:   u,
 		cursorKey:  deriveKey(cfg.CursorKey, "garm mcp tools/list cursor v1"),
+		stateKey:   stateKeyOf(cfg.ApprovalStateKey),
 		pageSize:   cfg.PageSize,
 		serverInfo: info,
 		origins:    http.NewCrossOriginProtection(),
@@ -172,6 +182,15 @@ func deriveKey(secret []byte, purpose string) []byte {
 	mac := hmac.New(sha256.New, secret)
 	mac.Write([]byte(purpose))
 	return mac.Sum(nil)
+}
+
+// stateKeyOf is the requestState key derived from the configured one, or
+// nil without one.
+func stateKeyOf(secret []byte) []byte {
+	if secret == nil {
+		return nil
+	}
+	return deriveKey(secret, "garm mcp requestState v1")
 }
 
 // Owns reports whether the request target is the endpoint's or its

@@ -16,18 +16,21 @@ const (
 	TimeoutHeader       = "Garm-Timeout-Ms"
 	CorrelationIDHeader = "Garm-Correlation-Id"
 	GrantHeader         = "Garm-Grant"
+	// ApprovalHeader names an approval request whose decided grant the
+	// call presents in place of Garm-Grant.
+	ApprovalHeader = "Garm-Approval"
 )
 
 // singleHeaders are the headers that decide who calls, with what authority
 // and how the body reads: each is read at most once. A proxy in front that
 // read another copy than garmd would authorize another identity, spend
 // another grant or parse another body than garmd does.
-var singleHeaders = [...]string{"Authorization", GrantHeader, "Content-Type", TimeoutHeader, CorrelationIDHeader}
+var singleHeaders = [...]string{"Authorization", GrantHeader, ApprovalHeader, "Content-Type", TimeoutHeader, CorrelationIDHeader}
 
 // ReadHeaders fills req's header fields from h, reading every
 // security-relevant header once. A header in singleHeaders sent more than
 // once — as repeated fields, or under a spelling a proxy may fold into it
-// (garm_grant) — or a Content-Type that is not one media type, sets
+// (garm_grant), or Garm-Grant beside Garm-Approval — or a Content-Type that is not one media type, sets
 // req.HeaderFault, which the chain refuses before it judges anything else.
 // Trace context follows W3C Trace Context: tracestate fields are combined,
 // and a traceparent sent twice is malformed, so it is dropped (attribution
@@ -43,6 +46,12 @@ func ReadHeaders(h http.Header, req *chain.Request) {
 		req.HeaderFault = name + " was also sent under another spelling"
 		return
 	}
+	// Two grants for one call: which one a proxy in front acted on is
+	// anybody's guess, so neither is.
+	if len(h[GrantHeader]) > 0 && len(h[ApprovalHeader]) > 0 {
+		req.HeaderFault = GrantHeader + " and " + ApprovalHeader + " were both sent"
+		return
+	}
 	json, err := codec.RequestEncoding(first(h["Content-Type"]))
 	if err != nil {
 		req.HeaderFault = err.Error()
@@ -51,6 +60,7 @@ func ReadHeaders(h http.Header, req *chain.Request) {
 	req.JSON = json
 	req.Authorization = first(h["Authorization"])
 	req.Grant = first(h[GrantHeader])
+	req.Approval = first(h[ApprovalHeader])
 	req.TimeoutMs = first(h[TimeoutHeader])
 	req.CorrelationID = first(h[CorrelationIDHeader])
 	if tp := h["Traceparent"]; len(tp) == 1 {

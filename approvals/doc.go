@@ -1,0 +1,30 @@
+// Package approvals is the approvals service: the human half of MODE_GRANT (SPEC 7.9). When garmd
+// refuses a call with grant_required it records a pending request (package pending) and sends
+// the caller to the request's page here; an approver signs in, sees exactly what the call would
+// do, and approves or denies it. An approval is a grant over the request's material digest,
+// signed with the service's own key, which garmd verifies with the key set served at [JWKSPath]
+// and spends once.
+//
+// It owns: sign-in (OpenID Connect authorization code with PKCE S256, the ID token verified for
+// issuer, audience, expiry, signature and nonce), server-side sessions (a random id in an
+// HttpOnly, SameSite=Strict cookie, Secure under TLS, bounded in number and never outliving the
+// ID token), the inbox, a request's page, the decision, the grant's signature and the audit row
+// of every decision. Every form carries a CSRF token bound to the session; every answer carries
+// a Content-Security-Policy that allows no script at all, and refuses framing, referrers and
+// caching.
+//
+// It refuses: a sign-in not begun by the same browser, a delegated identity (an ID token with
+// act), a non-user kind, a token without a known clearance; a decision without a live session or
+// without the session's CSRF token; and any request the approver may not decide ([MayDecide]:
+// tenant, clearance by garmd's own lattice, every approver compartment, and four eyes when the
+// tool declares distinct_approver). A request the approver may not decide answers exactly what a
+// missing one answers, so the service never reveals that it exists.
+//
+// Deciding writes the audit row to GARM_AUDIT first and stores the decision only once the stream
+// acknowledged the row: a decision never exists without its row (decision 0058).
+//
+// Deliberately not here: recording requests, answering callers and spending grants are garmd's;
+// the request record and its bucket are package pending's, shared with garmd; the grant payload
+// is package grant's, shared with the dev identity provider. The service never holds garmd's
+// keys, and garmd never holds the key that signs grants.
+package approvals

@@ -1,0 +1,167 @@
+package approvals
+
+import (
+	"bytes"
+	"errors"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/garm-dev/garm/approvals/pending"
+)
+
+// pageData is what every page template reads.
+type pageData struct {
+	Title    string
+	Base     string
+	Approver *Approver
+	CSRF     string
+
+	Requests []pending.Request
+	Request  *pending.Request
+	Decision *pending.Decision
+	Material []materialRow
+	Age      string
+	Left     string
+
+	Message, Link, LinkText string
+}
+
+type materialRow struct{ Path, Text string }
+
+// render executes the named page into a buffer first, so a template error never sends half a
+// page.
+func (s *Service) render(w http.ResponseWriter, status int, name string, d pageData) {
+	d.Base = s.base
+	var buf bytes.Buffer
+	if err := pages.ExecuteTemplate(&buf, name, d); err != nil {
+		s.log.Error("approvals: render "+name, "err", err)
+		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// signedIn fills the page's header for ss.
+func signedIn(d pageData, ss *session) pageData {
+	if ss != nil {
+		a := ss.approver
+		d.Approver, d.CSRF = &a, ss.csrf
+	}
+	return d
+}
+
+// message answers a page with one sentence and an optional link.
+func (s *Service) message(w http.ResponseWriter, r *http.Request, status int, title, msg, link, linkText string) {
+	ss, _ := s.currentSession(r)
+	s.render(w, status, "message.html", signedIn(pageData{Title: title, Message: msg, Link: link, LinkText: linkText}, ss))
+}
+
+// notFound is the one answer for a request that is missing, expired, malformed, or that this
+// approver may not decide: the same status and the same page, so the answer reveals nothing.
+func (s *Service) notFound(w http.ResponseWriter, r *http.Request, _ error) {
+	s.message(w, r, http.StatusNotFound, "Not found", "There is no such request waiting for your decision.", s.base+"/", "Back to the inbox")
+}
+
+// toSignIn sends a browser without a live session to sign in, coming back to where it was.
+func (s *Service) toSignIn(w http.ResponseWriter, r *http.Request) {
+	http.Redirect(w, r, s.base+LoginPath+"?next="+url.QueryEscape(r.URL.Path), http.StatusSeeOther)
+}
+
+// serveInbox lists the open requests this approver may decide, oldest first.
+func (s *Service) serveInbox(w http.ResponseWriter, r *http.Request) {
+	ss, ok := s.currentSession(r)
+	if !ok {
+		s.toSignIn(w, r)
+		return
+	}
+	open, err := s.requests.Open(r.Context(), s.cfg.InboxLimit)
+	if err != nil {
+		s.log.Error("approvals: read the inbox", "err", err)
+		s.message(w, r, http.StatusServiceUnavailable, "Inbox unavailable", "The requests could not be read. Try again shortly.", "", "")
+		return
+	}
+	var mine []pending.Request
+	for _, req := range open {
+		if MayDecide(ss.approver, req) {
+			mine = append(mine, req)
+		}
+	}
+	s.render(w, http.StatusOK, "inbox.html", signedIn(pageData{Title: "Inbox", Requests: mine}, ss))
+}
+
+// serveRequest shows one request to an approver who may decide it.
+func (s *Service) serveRequest(w http.ResponseWriter, r *http.Request) {
+	ss, ok := s.currentSession(r)
+	if !ok {
+		s.toSignIn(w, r)
+		return
+	}
+	id := r.PathValue("id")
+	if !pending.ValidID(id) {
+		s.notFound(w, r, nil)
+		return
+	}
+	req, d, err := s.requests.Get(r.Context(), id)
+	switch {
+	case errors.Is(err, pending.ErrNotFound):
+		s.notFound(w, r, err)
+		return
+	case err != nil:
+		s.log.Error("approvals: read a request", "err", err)
+		s.message(w, r, http.StatusServiceUnavailable, "Request unavailable", "The request could not be read. Try again shortly.", "", "")
+		return
+	}
+	now := s.cfg.Now()
+	if !MayDecide(ss.approver, req) || !now.Before(req.Expires) {
+		s.notFound(w, r, nil)
+		return
+	}
+	var rows []materialRow
+	for _, path := range slices.Sorted(maps.Keys(req.Material)) {
+		rows = append(rows, materialRow{Path: path, Text: req.Material[path]})
+	}
+	s.render(w, http.StatusOK, "request.html", signedIn(pageData{
+		Title: req.ToolTitle, Request: &req, Decision: d, Material: rows,
+		Age: now.Sub(req.Created).Round(time.Second).String(), Left: req.Expires.Sub(now).Round(time.Second).String(),
+	}, ss))
+}
+
+const (
+	verdictApprove = pending.Approved
+	verdictDeny    = pending.Denied
+)
+
+// serveDecision records a verdict posted from a request's page: a live session, the session's
+// CSRF token, and the right to decide judged again now.
+func (s *Service) serveDecision(verdict pending.Verdict) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ss, ok := s.currentSession(r)
+		if !ok {
+			s.message(w, r, http.StatusUnauthorized, "Signed out", "Your sign-in has ended. Nothing was decided: sign in again and decide once more.", s.base+LoginPath, "Sign in")
+			return
+		}
+		if !s.formCSRF(w, r, ss) {
+			s.message(w, r, http.StatusForbidden, "Refused", "This form was not sent from this service's own page. Nothing was decided.", s.base+"/", "Back to the inbox")
+			return
+		}
+		id := r.PathValue("id")
+		_, _, err := s.decide(r.Context(), ss.approver, id, verdict)
+		switch {
+		case err == nil:
+			s.log.Info("approvals: decided", "request", id, "verdict", verdict, "approver", ss.approver.Subject)
+			http.Redirect(w, r, s.base+RequestsPath+id, http.StatusSeeOther)
+		case errors.Is(err, errNotDecidable):
+			s.notFound(w, r, err)
+		case errors.Is(err, errAlreadyDecided):
+			s.message(w, r, http.StatusConflict, "Already decided", "This request already has a decision; yours was not recorded.", s.base+RequestsPath+id, "See the decision")
+		default:
+			s.log.Error("approvals: a decision was not recorded", "request", id, "err", err)
+			s.message(w, r, http.StatusServiceUnavailable, "Not decided", "The decision could not be recorded, so nothing was decided. Try again shortly.", s.base+RequestsPath+id, "Back to the request")
+		}
+	}
+}

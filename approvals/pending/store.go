@@ -1,0 +1,364 @@
+package pending
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/garm-dev/garm/runtime/wire"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// markerTTL is how long the bucket keeps the marker a key leaves when its
+// TTL removes it; the server needs one for per-key TTLs at all.
+const markerTTL = time.Minute
+
+// maxValueSize bounds one record: a request carries a tool's texts and its
+// material, never a payload.
+const maxValueSize = 256 << 10
+
+// Store is the bucket of approval requests and decisions.
+type Store struct {
+	kv  jetstream.KeyValue
+	js  jetstream.JetStream
+	now func() time.Time
+}
+
+// Ensure creates the bucket, or updates it to this package's configuration,
+// with the given number of replicas, and returns a Store on it: for tests and
+// the dev plane. A deployment creates the bucket once and garmd binds it
+// with Open.
+func Ensure(ctx context.Context, js jetstream.JetStream, replicas int) (*Store, error) {
+	if replicas < 1 {
+		replicas = 1
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, BucketConfig(replicas))
+	if err != nil {
+		return nil, fmt.Errorf("pending: creating bucket %s: %w", Bucket, err)
+	}
+	return &Store{kv: kv, js: js, now: time.Now}, nil
+}
+
+// BucketConfig is the configuration Ensure gives the bucket: file storage,
+// one value per key, and per-key TTLs.
+func BucketConfig(replicas int) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
+		Bucket:         Bucket,
+		Description:    "garm approval requests (req., ask.) and decisions (dec.)",
+		History:        1,
+		Storage:        jetstream.FileStorage,
+		Replicas:       replicas,
+		MaxValueSize:   maxValueSize,
+		LimitMarkerTTL: markerTTL,
+	}
+}
+
+// Open binds the existing bucket and checks what this package relies on: it
+// is a key-value bucket, file-backed, takes per-key TTLs, takes new keys and
+// never discards old ones to make room. The error names every problem; Open
+// creates and changes nothing.
+func Open(ctx context.Context, js jetstream.JetStream) (*Store, error) {
+	kv, err := js.KeyValue(ctx, Bucket)
+	switch {
+	case errors.Is(err, jetstream.ErrBucketNotFound):
+		return nil, fmt.Errorf("approvals bucket %s does not exist; create it file-backed with per-key TTLs, e.g. nats kv add %s --storage file --history 1 --marker-ttl 1m", Bucket, Bucket)
+	case errors.Is(err, jetstream.ErrBadBucket):
+		return nil, fmt.Errorf("approvals bucket %s exists but is not a key-value bucket", Bucket)
+	case err != nil:
+		return nil, fmt.Errorf("approvals bucket %s cannot be looked up: %w", Bucket, err)
+	}
+	status, err := kv.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("approvals bucket %s: its status cannot be read: %w", Bucket, err)
+	}
+	var errs []error
+	if status.Config().Storage != jetstream.FileStorage {
+		errs = append(errs, fmt.Errorf("approvals bucket %s is not file-backed, so a server restart forgets every request and decision; recreate it with --storage file", Bucket))
+	}
+	withInfo, ok := status.(interface{ StreamInfo() *jetstream.StreamInfo })
+	if !ok || withInfo.StreamInfo() == nil {
+		errs = append(errs, fmt.Errorf("approvals bucket %s: its stream's configuration cannot be read", Bucket))
+	} else {
+		stream := withInfo.StreamInfo().Config
+		if !stream.AllowMsgTTL {
+			errs = append(errs, fmt.Errorf("approvals bucket %s does not take per-key TTLs, so no request could expire with its grant age; recreate it with --marker-ttl", Bucket))
+		}
+		if stream.Sealed {
+			errs = append(errs, fmt.Errorf("approvals bucket %s is sealed and takes no new key", Bucket))
+		}
+		if stream.Discard == jetstream.DiscardOld && (stream.MaxMsgs > 0 || stream.MaxBytes > 0) {
+			errs = append(errs, fmt.Errorf("approvals bucket %s discards its oldest keys when full (max_msgs %d, max_bytes %d); recreate it without limits or with discard new",
+				Bucket, stream.MaxMsgs, stream.MaxBytes))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return &Store{kv: kv, js: js, now: time.Now}, nil
+}
+
+// Ask records r as a request waiting for a decision and returns it as
+// recorded. When the same caller (tenant, subject, act chain) already has an
+// open request for the same tool and material digest, undecided and
+// unexpired, Ask returns that one instead and writes nothing.
+//
+// Ask fills ID, Created (when zero), Expires and MaterialDigest (when
+// empty); a digest that is not the digest of r.Material is refused.
+func (s *Store) Ask(ctx context.Context, r Request) (Request, error) {
+	r = r.normalised()
+	if r.MaterialDigest == "" {
+		r.MaterialDigest = wire.MaterialDigest(r.Material)
+	}
+	if err := r.check(); err != nil {
+		return Request{}, err
+	}
+	if r.Created.IsZero() {
+		r.Created = s.now().UTC()
+	}
+	r.Expires = r.Created.Add(time.Duration(r.MaxGrantAgeSeconds) * time.Second)
+	askKey := askKey(r)
+	prior, err := s.kv.Get(ctx, askKey)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		prior = nil
+	case err != nil:
+		return Request{}, fmt.Errorf("pending: reading %s: %w", askKey, err)
+	}
+	if prior != nil {
+		if open, ok := s.reusable(ctx, string(prior.Value()), r); ok {
+			return open, nil
+		}
+	}
+	id, err := NewID()
+	if err != nil {
+		return Request{}, fmt.Errorf("pending: a request id: %w", err)
+	}
+	r.ID = id
+	body, err := json.Marshal(r)
+	if err != nil {
+		return Request{}, fmt.Errorf("pending: encoding request: %w", err)
+	}
+	life := r.Expires.Sub(r.Created)
+	if _, err := s.kv.Create(ctx, requestKey(id), body, jetstream.KeyTTL(ttl(life+ExpiredKept))); err != nil {
+		return Request{}, fmt.Errorf("pending: creating request: %w", err)
+	}
+	if err := s.pointAsk(ctx, askKey, prior, id, life); err != nil {
+		// Another garmd recorded the same ask first: use its request and
+		// withdraw ours, so an approver sees one.
+		if again, gerr := s.kv.Get(ctx, askKey); gerr == nil {
+			if open, ok := s.reusable(ctx, string(again.Value()), r); ok {
+				_ = s.kv.Delete(ctx, requestKey(id))
+				return open, nil
+			}
+		}
+		// The request stands without its reuse key: the next ask makes a
+		// new one, which costs a duplicate, never a wrong answer.
+	}
+	return r, nil
+}
+
+// reusable reads the request id and reports whether it is the open request
+// of the same caller for the same tool and material as r.
+func (s *Store) reusable(ctx context.Context, id string, r Request) (Request, bool) {
+	open, dec, err := s.Get(ctx, id)
+	if err != nil || dec != nil || !s.now().Before(open.Expires) {
+		return Request{}, false
+	}
+	if open.Tenant != r.Tenant || open.Subject != r.Subject || !slices.Equal(open.Act, r.Act) ||
+		open.Tool != r.Tool || open.MaterialDigest != r.MaterialDigest {
+		return Request{}, false
+	}
+	return open, true
+}
+
+// pointAsk makes the reuse key name id, for life: created when there was
+// none, swapped for the prior one only if nobody else swapped it first.
+func (s *Store) pointAsk(ctx context.Context, key string, prior jetstream.KeyValueEntry, id string, life time.Duration) error {
+	if prior == nil {
+		_, err := s.kv.Create(ctx, key, []byte(id), jetstream.KeyTTL(ttl(life)))
+		return err
+	}
+	msg := &nats.Msg{Subject: "$KV." + Bucket + "." + key, Data: []byte(id)}
+	_, err := s.js.PublishMsg(ctx, msg,
+		jetstream.WithExpectLastSequencePerSubject(prior.Revision()), jetstream.WithMsgTTL(ttl(life)))
+	return err
+}
+
+// check refuses a request this package would not record.
+func (r Request) check() error {
+	var errs []string
+	if r.Tool == "" {
+		errs = append(errs, "no tool")
+	}
+	if r.Subject == "" {
+		errs = append(errs, "no subject")
+	}
+	if r.MaxGrantAgeSeconds == 0 {
+		errs = append(errs, "no grant age")
+	}
+	if r.MaterialDigest != wire.MaterialDigest(r.Material) {
+		errs = append(errs, "a material digest that is not the digest of its material")
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(errs, ", "))
+	}
+	return nil
+}
+
+// Get returns the request id and its decision (nil when undecided). A
+// missing or expired request, or an id that is not valid, is ErrNotFound.
+func (s *Store) Get(ctx context.Context, id string) (Request, *Decision, error) {
+	r, d, err := s.Lookup(ctx, id)
+	if err != nil {
+		return Request{}, nil, err
+	}
+	if !s.now().Before(r.Expires) {
+		return Request{}, nil, ErrNotFound
+	}
+	return r, d, nil
+}
+
+// Lookup is Get, but returns a request that expired no longer than
+// ExpiredKept ago, without its decision, so that its caller can be told it
+// expired.
+func (s *Store) Lookup(ctx context.Context, id string) (Request, *Decision, error) {
+	if !ValidID(id) {
+		return Request{}, nil, ErrNotFound
+	}
+	var r Request
+	if err := s.read(ctx, requestKey(id), &r); err != nil {
+		return Request{}, nil, err
+	}
+	if r.ID != id {
+		return Request{}, nil, fmt.Errorf("%w: request %s is recorded under another id", ErrInvalid, id)
+	}
+	if !s.now().Before(r.Expires) {
+		return r, nil, nil
+	}
+	var d Decision
+	switch err := s.read(ctx, decisionKey(id), &d); {
+	case errors.Is(err, ErrNotFound):
+		return r, nil, nil
+	case err != nil:
+		return Request{}, nil, err
+	}
+	if d.ID != id || (d.Verdict != Approved && d.Verdict != Denied) || (d.Verdict == Approved && d.Grant == "") {
+		return Request{}, nil, fmt.Errorf("%w: the decision on request %s is malformed", ErrInvalid, id)
+	}
+	return r, &d, nil
+}
+
+// read decodes the value of key into v; a missing key is ErrNotFound.
+func (s *Store) read(ctx context.Context, key string, v any) error {
+	e, err := s.kv.Get(ctx, key)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return ErrNotFound
+	case err != nil:
+		return fmt.Errorf("pending: reading %s: %w", key, err)
+	}
+	if err := json.Unmarshal(e.Value(), v); err != nil {
+		return fmt.Errorf("%w: %s does not decode: %v", ErrInvalid, key, err)
+	}
+	return nil
+}
+
+// Decide records d on its request, once. A second decision is ErrDecided; a
+// missing or expired request is ErrNotFound; an approval without a grant, a
+// denial with one, or a decision without an approver is ErrInvalid. The
+// decision lives only as long as its request does not expire.
+func (s *Store) Decide(ctx context.Context, d Decision) error {
+	switch {
+	case !ValidID(d.ID):
+		return ErrNotFound
+	case d.Verdict != Approved && d.Verdict != Denied:
+		return fmt.Errorf("%w: verdict %q", ErrInvalid, d.Verdict)
+	case d.Verdict == Approved && d.Grant == "":
+		return fmt.Errorf("%w: an approval without a grant", ErrInvalid)
+	case d.Verdict == Denied && d.Grant != "":
+		return fmt.Errorf("%w: a denial with a grant", ErrInvalid)
+	case d.Approver == "":
+		return fmt.Errorf("%w: a decision without an approver", ErrInvalid)
+	}
+	r, prior, err := s.Get(ctx, d.ID)
+	if err != nil {
+		return err
+	}
+	if prior != nil {
+		return ErrDecided
+	}
+	if d.Decided.IsZero() {
+		d.Decided = s.now().UTC()
+	}
+	body, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("pending: encoding decision: %w", err)
+	}
+	left := r.Expires.Sub(s.now())
+	if left <= 0 {
+		return ErrNotFound
+	}
+	if _, err := s.kv.Create(ctx, decisionKey(d.ID), body, jetstream.KeyTTL(ttl(left))); err != nil {
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			return ErrDecided
+		}
+		return fmt.Errorf("pending: recording decision: %w", err)
+	}
+	return nil
+}
+
+// Open returns the undecided, unexpired requests, oldest first, at most
+// limit of them (no limit when limit <= 0): the inbox before the approvals
+// service filters it per approver.
+func (s *Store) Open(ctx context.Context, limit int) ([]Request, error) {
+	lister, err := s.kv.ListKeysFiltered(ctx, "req.>")
+	if err != nil {
+		return nil, fmt.Errorf("pending: listing requests: %w", err)
+	}
+	seen := map[string]bool{}
+	var ids []string
+	for key := range lister.Keys() {
+		id := strings.TrimPrefix(key, "req.")
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	var open []Request
+	for _, id := range ids {
+		r, d, err := s.Get(ctx, id)
+		switch {
+		case errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalid):
+			continue
+		case err != nil:
+			return nil, err
+		case d != nil:
+			continue
+		}
+		open = append(open, r)
+	}
+	slices.SortFunc(open, func(a, b Request) int {
+		if c := a.Created.Compare(b.Created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if limit > 0 && len(open) > limit {
+		open = open[:limit]
+	}
+	return open, nil
+}
+
+// ttl is d rounded up to a whole second, at least one: the granularity of a
+// per-key TTL.
+func ttl(d time.Duration) time.Duration {
+	if d < time.Second {
+		return time.Second
+	}
+	return (d + time.Second - 1).Truncate(time.Second)
+}

@@ -1,0 +1,178 @@
+package approvals
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/garm-dev/garm/approvals/pending"
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"github.com/garm-dev/garm/runtime/wire"
+	"golang.org/x/oauth2"
+)
+
+// Cookie names. The session cookie is SameSite=Strict; the sign-in binding must survive the
+// identity provider's redirect back, a cross-site navigation with a real IdP, so it is Lax, and
+// it carries nothing but a random value matched against the server's record.
+const (
+	sessionCookie = "garm_approvals_session"
+	loginCookie   = "garm_approvals_login"
+)
+
+// serveLogin begins a sign-in: authorization code with PKCE S256, a nonce, and a state bound to
+// this browser by the login cookie. next is where to go once signed in: the inbox or a request's
+// page, nothing else.
+func (s *Service) serveLogin(w http.ResponseWriter, r *http.Request) {
+	now := s.cfg.Now()
+	l := &login{
+		verifier: oauth2.GenerateVerifier(), nonce: randomToken(), binding: randomToken(),
+		next: s.localNext(r.URL.Query().Get("next")), expires: now.Add(loginTTL),
+	}
+	state := s.sessions.beginLogin(l, now)
+	http.SetCookie(w, &http.Cookie{
+		Name: loginCookie, Value: l.binding, Path: s.base + CallbackPath, MaxAge: int(loginTTL.Seconds()),
+		HttpOnly: true, Secure: s.cfg.secure(), SameSite: http.SameSiteLaxMode,
+	})
+	http.Redirect(w, r, s.oauth.AuthCodeURL(state, oidc.Nonce(l.nonce), oauth2.S256ChallengeOption(l.verifier)), http.StatusSeeOther)
+}
+
+// localNext is next when it is the inbox or a well-formed request page of this service, else
+// the inbox: a sign-in never ends on another site.
+func (s *Service) localNext(next string) string {
+	inbox := s.base + "/"
+	if id, ok := strings.CutPrefix(next, s.base+RequestsPath); ok && pending.ValidID(id) {
+		return next
+	}
+	return inbox
+}
+
+// idClaims are the claims the service reads from an ID token besides the registered ones: the
+// same tenant and garm claims a token for garmd carries.
+type idClaims struct {
+	Nonce  string `json:"nonce"`
+	Tenant string `json:"tenant"`
+	Garm   struct {
+		Clearance    string   `json:"clearance"`
+		Compartments []string `json:"compartments"`
+		Kind         string   `json:"kind"`
+	} `json:"garm"`
+	Act any `json:"act"`
+}
+
+// serveCallback finishes a sign-in: the state must be one this browser began, the code is
+// exchanged with the PKCE verifier, and the ID token must verify (issuer, audience = client id,
+// expiry, signature) and carry the nonce. The approver is who the token says, with its
+// clearance and compartments; a delegated identity (act) or a non-user kind is refused.
+func (s *Service) serveCallback(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	binding := ""
+	if c, err := r.Cookie(loginCookie); err == nil {
+		binding = c.Value
+	}
+	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: "", Path: s.base + CallbackPath, MaxAge: -1, HttpOnly: true, Secure: s.cfg.secure(), SameSite: http.SameSiteLaxMode})
+	l, ok := s.sessions.finishLogin(q.Get("state"), binding, s.cfg.Now())
+	if !ok {
+		s.message(w, r, http.StatusBadRequest, "Sign-in not completed", "This sign-in was not begun here, was already used, or took too long. Nothing was signed in.", s.base+LoginPath, "Sign in again")
+		return
+	}
+	if q.Get("error") != "" || q.Get("code") == "" {
+		s.message(w, r, http.StatusUnauthorized, "Sign-in refused", "The identity provider did not sign you in.", s.base+LoginPath, "Sign in again")
+		return
+	}
+	a, expires, err := s.signIn(r.Context(), q.Get("code"), l)
+	if err != nil {
+		s.log.Warn("approvals: sign-in refused", "err", err)
+		s.message(w, r, http.StatusUnauthorized, "Sign-in refused", "Your identity could not be verified, or it may not approve. Nothing was signed in.", s.base+LoginPath, "Sign in again")
+		return
+	}
+	now := s.cfg.Now()
+	if limit := now.Add(s.cfg.SessionTTL); limit.Before(expires) {
+		expires = limit
+	}
+	ss := s.sessions.create(a, now, expires)
+	http.SetCookie(w, &http.Cookie{
+		Name: sessionCookie, Value: ss.id, Path: s.base + "/", Expires: expires,
+		HttpOnly: true, Secure: s.cfg.secure(), SameSite: http.SameSiteStrictMode,
+	})
+	s.log.Info("approvals: signed in", "approver", a.Subject, "until", expires)
+	// After a cross-site redirect a browser withholds a Strict cookie from the next redirect of
+	// the same chain, so only a same-site callback is redirected; otherwise the approver follows
+	// a link, a same-site navigation.
+	if site := r.Header.Get("Sec-Fetch-Site"); site == "same-origin" || site == "same-site" {
+		http.Redirect(w, r, l.next, http.StatusSeeOther)
+		return
+	}
+	s.message(w, r, http.StatusOK, "Signed in", "You are signed in as "+a.Subject+".", l.next, "Continue")
+}
+
+// signIn exchanges the code and verifies the ID token, answering the approver and when the
+// token expires.
+func (s *Service) signIn(ctx context.Context, code string, l *login) (Approver, time.Time, error) {
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, s.cfg.HTTPClient)
+	tok, err := s.oauth.Exchange(ctx, code, oauth2.VerifierOption(l.verifier))
+	if err != nil {
+		return Approver{}, time.Time{}, fmt.Errorf("exchange the code: %w", err)
+	}
+	raw, _ := tok.Extra("id_token").(string)
+	if raw == "" {
+		return Approver{}, time.Time{}, errors.New("the token answer has no id_token")
+	}
+	idt, err := s.verifier.Verify(s.oidcCtx, raw)
+	if err != nil {
+		return Approver{}, time.Time{}, fmt.Errorf("verify the ID token: %w", err)
+	}
+	var c idClaims
+	if err := idt.Claims(&c); err != nil {
+		return Approver{}, time.Time{}, fmt.Errorf("read the ID token's claims: %w", err)
+	}
+	switch {
+	case subtle.ConstantTimeCompare([]byte(c.Nonce), []byte(l.nonce)) != 1:
+		return Approver{}, time.Time{}, errors.New("the ID token's nonce is not this sign-in's")
+	case c.Act != nil:
+		return Approver{}, time.Time{}, errors.New("the ID token is delegated (act): a delegated identity cannot approve")
+	case c.Garm.Kind != "" && c.Garm.Kind != toolv1.PrincipalKind_PRINCIPAL_KIND_USER.String() && !strings.EqualFold(c.Garm.Kind, "USER"):
+		return Approver{}, time.Time{}, fmt.Errorf("the ID token's kind is %q: only a person approves", c.Garm.Kind)
+	case idt.Subject == "" || c.Tenant == "":
+		return Approver{}, time.Time{}, errors.New("the ID token names no subject or no tenant")
+	}
+	if _, ok := wire.ParseClearance(c.Garm.Clearance); !ok {
+		return Approver{}, time.Time{}, errors.New("the ID token's garm.clearance is missing or unknown")
+	}
+	return Approver{Subject: idt.Subject, Tenant: c.Tenant, Clearance: c.Garm.Clearance, Compartments: c.Garm.Compartments}, idt.Expiry, nil
+}
+
+// currentSession is the live session the request's cookie names, if any.
+func (s *Service) currentSession(r *http.Request) (*session, bool) {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil || c.Value == "" {
+		return nil, false
+	}
+	return s.sessions.get(c.Value, s.cfg.Now())
+}
+
+// serveLogout ends the session (a form with its CSRF token).
+func (s *Service) serveLogout(w http.ResponseWriter, r *http.Request) {
+	ss, ok := s.currentSession(r)
+	if ok && s.formCSRF(w, r, ss) {
+		s.sessions.end(ss.id)
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: s.base + "/", MaxAge: -1, HttpOnly: true, Secure: s.cfg.secure(), SameSite: http.SameSiteStrictMode})
+	s.message(w, r, http.StatusOK, "Signed out", "You are signed out.", s.base+LoginPath, "Sign in")
+}
+
+// maxForm bounds a posted form: it holds one CSRF token.
+const maxForm = 4 << 10
+
+// formCSRF reads the posted form and reports whether its csrf field is the session's token.
+func (s *Service) formCSRF(w http.ResponseWriter, r *http.Request, ss *session) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil {
+		return false
+	}
+	return len(r.PostForm["csrf"]) == 1 && ss.checkCSRF(r.PostForm.Get("csrf"))
+}

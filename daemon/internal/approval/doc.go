@@ -1,0 +1,21 @@
+// Package approval is garmd's side of the approvals service: the desk where
+// a call refused for want of an approval grant leaves a request for a human
+// (approvals/pending), and where the same caller comes back with the
+// request's id to collect the grant the human's decision carries.
+//
+// It owns three answers, each for one caller: Ask records (or reuses) the
+// open request of a call to a MODE_GRANT tool that presented no grant and
+// says where a human decides it; Redeem turns the id of an approved request
+// into the grant to verify, exactly as if the caller had sent it as
+// Garm-Grant; Status says where a request stands. A request is the caller's
+// only when its tenant, subject and act chain are exactly the caller's: any
+// other caller's id, an id that is malformed, missing or expired, answers
+// as missing, so an id found or guessed tells nobody else anything.
+//
+// It judges nothing. The grant a decision carries is checked and spent by
+// step 5 (chain/grant) like any other — issuer, audience, tool, subject,
+// approver, material digest, age, once across replicas — so a decision the
+// approvals service got wrong, or a request whose material changed since it
+// was asked, is refused there. A request records what was asked for a human
+// to read; it is never a credential.
+package approval
