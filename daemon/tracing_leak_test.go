@@ -49,10 +49,10 @@ func TestNoSpanCarriesARequestValueATokenAGrantOrACompartment(t *testing.T) {
 			s.post(payPath, token("payer"), strings.Replace(payment, "invoice 7", v, 1)),
 			s.post(payPath, token("payer"), payment, "Garm-Grant", grant, "Garm-Correlation-Id", v),
 			s.post(payPath, token("payer"), payment, "Garm-Grant", v+"."+v+"."+v),
-			s.mcpCall(token("assistant>analyst"), "fix.v1.echo", `{"text": "`+v+`"}`, newCallerTrace(1).header()),
-			s.mcpCall(token("outsider"), "fix.v1.get_record", `{"id": "`+v+`"}`, newCallerTrace(2).header()),
-			s.mcpCall(token("outsider"), v, `{"id": "`+v+`"}`, newCallerTrace(3).header()),
-			s.mcpCall(v, "calc.v1.add", `{"a": 1}`, newCallerTrace(4).header()),
+			s.mcpTracedCall(token("assistant>analyst"), "fix.v1.echo", `{"text": "`+v+`"}`, newCallerTrace(1).header()),
+			s.mcpTracedCall(token("outsider"), "fix.v1.get_record", `{"id": "`+v+`"}`, newCallerTrace(2).header()),
+			s.mcpTracedCall(token("outsider"), v, `{"id": "`+v+`"}`, newCallerTrace(3).header()),
+			s.mcpTracedCall(v, "calc.v1.add", `{"a": 1}`, newCallerTrace(4).header()),
 		}
 		for i, ans := range calls {
 			if ans.status == 0 {

@@ -12,9 +12,9 @@ import (
 
 func withMCPOn() stackOption { return func(c *garmd.Config) { c.MCP = true } }
 
-// mcpCall is a tools/call on the 2025-11-25 revision, its trace context in
+// mcpTracedCall is a tools/call on the 2025-11-25 revision, its trace context in
 // _meta.
-func (s *stack) mcpCall(token, name, arguments, traceparent string) *answer {
+func (s *stack) mcpTracedCall(token, name, arguments, traceparent string) *answer {
 	s.t.Helper()
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":` + arguments +
 		`,"_meta":{"traceparent":"` + traceparent + `"}}}`
@@ -25,7 +25,7 @@ func TestAnMCPCallIsOneTraceWithTheMCPAttributes(t *testing.T) {
 	tr := newTraces(t)
 	s := startStack(t, withTracing(tr), withMCPOn())
 	caller := newCallerTrace(0x20)
-	ans := s.mcpCall(s.token("public"), "calc.v1.add", `{"a": 40, "b": 2}`, caller.header())
+	ans := s.mcpTracedCall(s.token("public"), "calc.v1.add", `{"a": 40, "b": 2}`, caller.header())
 	if ans.status != http.StatusOK || !strings.Contains(string(ans.body), `"result"`) {
 		t.Fatalf("%d %s", ans.status, ans.body)
 	}
@@ -50,7 +50,7 @@ func TestAnMCPCallIsOneTraceWithTheMCPAttributes(t *testing.T) {
 	// A call refused for its parameters never reaches the chain; its span
 	// says so.
 	refused := newCallerTrace(0x21)
-	if ans := s.mcpCall(s.token("public"), "calc.v1.add", `[1]`, refused.header()); !strings.Contains(string(ans.body), `"error"`) {
+	if ans := s.mcpTracedCall(s.token("public"), "calc.v1.add", `[1]`, refused.header()); !strings.Contains(string(ans.body), `"error"`) {
 		t.Fatalf("%d %s", ans.status, ans.body)
 	}
 	spans = tr.spans(t, refused.traceID, 2)
@@ -76,10 +76,10 @@ func TestASpanForAnInvisibleToolIsAMissingRoutes(t *testing.T) {
 			return s.post("/fix.v1.Records/GetRecords", outsider, `{"id": "r1"}`, "Traceparent", tp)
 		},
 		"an invisible tool over MCP": func(tp string) *answer {
-			return s.mcpCall(outsider, "fix.v1.get_record", `{"id": "r1"}`, tp)
+			return s.mcpTracedCall(outsider, "fix.v1.get_record", `{"id": "r1"}`, tp)
 		},
 		"a missing tool over MCP": func(tp string) *answer {
-			return s.mcpCall(outsider, "fix.v1.get_records", `{"id": "r1"}`, tp)
+			return s.mcpTracedCall(outsider, "fix.v1.get_records", `{"id": "r1"}`, tp)
 		},
 	}
 	// Every call below finds the token in the cache, at the gate and in
