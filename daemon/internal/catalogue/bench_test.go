@@ -2,6 +2,8 @@ package catalogue_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
@@ -27,6 +29,13 @@ var built struct {
 	bytes map[int][]byte
 }
 
+// keptCatalogues names the environment variable that names a directory
+// where the generated catalogues are kept between runs, so that runs of
+// two test binaries taken in turn (before and after a change) load the
+// same bytes without each building them. Unset, each binary builds its
+// own.
+const keptCatalogues = "GARM_BENCH_CATALOGUES"
+
 // largeCatalogue is the bytes of a generated catalogue of tools tools
 // (cataloguetest.WriteLarge, toolsPerPackage to a package), built once.
 func largeCatalogue(b *testing.B, tools int) []byte {
@@ -36,9 +45,21 @@ func largeCatalogue(b *testing.B, tools int) []byte {
 	if data, ok := built.bytes[tools]; ok {
 		return data
 	}
-	dir := b.TempDir()
-	cataloguetest.WriteLarge(b, dir, tools/toolsPerPackage, toolsPerPackage)
-	data := cataloguetest.Build(b, dir)
+	var kept string
+	if dir := os.Getenv(keptCatalogues); dir != "" {
+		kept = filepath.Join(dir, fmt.Sprintf("large-%d-%d.binpb", tools/toolsPerPackage, toolsPerPackage))
+	}
+	data, err := os.ReadFile(kept)
+	if kept == "" || err != nil {
+		dir := b.TempDir()
+		cataloguetest.WriteLarge(b, dir, tools/toolsPerPackage, toolsPerPackage)
+		data = cataloguetest.Build(b, dir)
+		if kept != "" {
+			if err := os.WriteFile(kept, data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	if built.bytes == nil {
 		built.bytes = map[int][]byte{}
 	}
