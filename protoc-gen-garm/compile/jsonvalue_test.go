@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -70,6 +71,11 @@ var jsonSeeds = []string{
 func TestSchemaJSONIsEncodingJSON(t *testing.T) {
 	for _, s := range jsonSeeds {
 		sameJSON(t, []byte(s))
+	}
+	// encoding/json's nesting limit, either side of it.
+	for _, depth := range []int{maxDepth, maxDepth + 1} {
+		sameJSON(t, []byte(strings.Repeat("[", depth)+strings.Repeat("]", depth)))
+		sameJSON(t, []byte(strings.Repeat(`{"a":`, depth)+"1"+strings.Repeat("}", depth)))
 	}
 }
 
