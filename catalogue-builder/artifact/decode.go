@@ -109,22 +109,35 @@ func (s spans) bytes(data []byte) []byte {
 // are built beside each other, reading the registry only, then registered
 // one by one.
 func newFiles(set *descriptorpb.FileDescriptorSet) (*protoregistry.Files, error) {
-	byName := make(map[string]*descriptorpb.FileDescriptorProto, len(set.GetFile()))
-	for _, fd := range set.GetFile() {
-		if _, ok := byName[fd.GetName()]; ok {
-			return nil, fmt.Errorf("file appears multiple times: %q", fd.GetName())
+	return buildFiles(decodedFiles(set))
+}
+
+// buildFiles is newFiles over files that may still be bytes: each is
+// decoded by the worker that builds it, and dropped once built, so the
+// descriptor protos of the whole set are never held at once. A file whose
+// bytes do not decode is a *malformedError.
+func buildFiles(files []encodedFile) (*protoregistry.Files, error) {
+	byName := make(map[string]*encodedFile, len(files))
+	for i := range files {
+		f := &files[i]
+		if _, ok := byName[f.name]; ok {
+			return nil, fmt.Errorf("file appears multiple times: %q", f.name)
 		}
-		byName[fd.GetName()] = fd
+		byName[f.name] = f
 	}
-	levels, err := dependencyLevels(set.GetFile(), byName)
+	levels, err := dependencyLevels(files, byName)
 	if err != nil {
 		return nil, err
 	}
 	r := new(protoregistry.Files)
 	for _, level := range levels {
 		built := make([]protoreflect.FileDescriptor, len(level))
-		err := forEach(len(level), func(i int) (err error) {
-			built[i], err = protodesc.NewFile(level[i], r)
+		err := forEach(len(level), func(i int) error {
+			fdp, err := level[i].take()
+			if err != nil {
+				return err
+			}
+			built[i], err = protodesc.NewFile(fdp, r)
 			return err
 		})
 		if err != nil {
@@ -142,43 +155,44 @@ func newFiles(set *descriptorpb.FileDescriptorSet) (*protoregistry.Files, error)
 // dependencyLevels groups files so that each file's imports held by the set
 // are in earlier groups, keeping the set's order within a group. An import
 // the set does not hold is left for protodesc.NewFile to refuse.
-func dependencyLevels(files []*descriptorpb.FileDescriptorProto, byName map[string]*descriptorpb.FileDescriptorProto) ([][]*descriptorpb.FileDescriptorProto, error) {
+func dependencyLevels(files []encodedFile, byName map[string]*encodedFile) ([][]*encodedFile, error) {
 	const visiting = -1
 	level := make(map[string]int, len(files))
-	var depth func(fd *descriptorpb.FileDescriptorProto) (int, error)
-	depth = func(fd *descriptorpb.FileDescriptorProto) (int, error) {
-		switch l, ok := level[fd.GetName()]; {
+	var depth func(f *encodedFile) (int, error)
+	depth = func(f *encodedFile) (int, error) {
+		switch l, ok := level[f.name]; {
 		case ok && l == visiting:
-			return 0, fmt.Errorf("import cycle in file: %q", fd.GetName())
+			return 0, fmt.Errorf("import cycle in file: %q", f.name)
 		case ok:
 			return l, nil
 		}
-		level[fd.GetName()] = visiting
+		level[f.name] = visiting
 		l := 0
-		for _, dep := range fd.GetDependency() {
-			depfd, ok := byName[dep]
+		for _, dep := range f.imports {
+			depf, ok := byName[dep]
 			if !ok {
 				continue
 			}
-			dl, err := depth(depfd)
+			dl, err := depth(depf)
 			if err != nil {
 				return 0, err
 			}
 			l = max(l, dl+1)
 		}
-		level[fd.GetName()] = l
+		level[f.name] = l
 		return l, nil
 	}
-	var levels [][]*descriptorpb.FileDescriptorProto
-	for _, fd := range files {
-		l, err := depth(fd)
+	var levels [][]*encodedFile
+	for i := range files {
+		f := &files[i]
+		l, err := depth(f)
 		if err != nil {
 			return nil, err
 		}
 		for len(levels) <= l {
 			levels = append(levels, nil)
 		}
-		levels[l] = append(levels[l], fd)
+		levels[l] = append(levels[l], f)
 	}
 	return levels, nil
 }

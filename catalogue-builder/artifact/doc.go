@@ -15,5 +15,9 @@
 // read, whose descriptors do not resolve on their own, whose descriptor
 // hashes disagree with its descriptors, or whose plans do not describe their
 // messages field for field. It computes nothing a plan already holds: plans
-// are checked against the descriptors, never recomputed.
+// are checked against the descriptors, never recomputed. ReadToServe, for a
+// program that serves the catalogue (garmd), refuses exactly what Read
+// refuses but keeps neither the descriptor set nor the field docs: each
+// descriptor file is decoded when it is built and dropped then
+// (docs/decisions/0070).
 package artifact

@@ -110,14 +110,37 @@ func ReadFileData(path string) ([]byte, error) {
 
 // Read checks an artifact's bytes and returns what they hold. See the
 // package documentation for what it refuses.
-func Read(data []byte) (*Artifact, error) {
+func Read(data []byte) (*Artifact, error) { return read(data, false) }
+
+// ReadToServe is Read for a reader that serves the catalogue rather than
+// inspects it: it accepts and refuses exactly what Read does, and returns
+// the same artifact less its descriptor set and field docs
+// (Catalogue.Files and Catalogue.FieldDocs are nil). Each file of the set
+// is decoded when its descriptors are built and dropped then, and the
+// field docs are decoded one record at a time and not kept, so a load
+// never holds the descriptor protos beside the descriptors.
+func ReadToServe(data []byte) (*Artifact, error) { return read(data, true) }
+
+func read(data []byte, serve bool) (*Artifact, error) {
 	if len(data) > MaxSize {
 		return nil, fmt.Errorf("not a catalogue: larger than %d MiB", MaxSize>>20)
 	}
 	a := &Artifact{Size: len(data), Catalogue: new(cataloguev1.Catalogue)}
 	digested := make(chan string, 1)
 	go func() { digested <- Digest(data) }()
-	err := unmarshalCatalogue(data, a.Catalogue)
+	var files []encodedFile
+	var err error
+	if serve {
+		files, err = splitCatalogue(data, a.Catalogue)
+		if err == nil && files == nil && a.Catalogue.Files != nil {
+			// Decoded whole, by proto, after all.
+			files = decodedFiles(a.Catalogue.Files)
+		}
+		a.Catalogue.Files, a.Catalogue.FieldDocs = nil, nil
+	} else {
+		err = unmarshalCatalogue(data, a.Catalogue)
+		files = decodedFiles(a.Catalogue.GetFiles())
+	}
 	a.Digest = <-digested
 	if err != nil {
 		return nil, fmt.Errorf("not a catalogue: %w", err)
@@ -129,17 +152,24 @@ func Read(data []byte) (*Artifact, error) {
 	case v > SchemaVersion:
 		return nil, &VersionError{Version: v}
 	}
-	if len(c.GetFiles().GetFile()) == 0 {
+	if len(files) == 0 {
 		return nil, errors.New("not a catalogue: it holds no descriptors")
 	}
-	files, err := newFiles(c.GetFiles())
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.name
+	}
+	registry, err := buildFiles(files)
+	if malformed := (*malformedError)(nil); errors.As(err, &malformed) {
+		return nil, fmt.Errorf("not a catalogue: %w", malformed.err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("its descriptors do not resolve on their own: %w", err)
 	}
-	a.Files = files
-	var descs []protoreflect.FileDescriptor
-	for _, fdp := range c.GetFiles().GetFile() {
-		fd, err := files.FindFileByPath(fdp.GetName())
+	a.Files = registry
+	descs := make([]protoreflect.FileDescriptor, 0, len(names))
+	for _, name := range names {
+		fd, err := registry.FindFileByPath(name)
 		if err != nil {
 			return nil, err
 		}

@@ -237,7 +237,7 @@ func childTarget(fragment map[string]any, container planv1.Container) (map[strin
 }
 
 func decodeObject(s string) (map[string]any, error) {
-	v, err := decodeJSON([]byte(s))
+	v, err := decodeJSONString(s)
 	if err != nil {
 		return nil, err
 	}

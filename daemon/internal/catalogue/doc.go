@@ -23,8 +23,9 @@
 // audit, a tool at the listing's reserved path, and a tool whose answer can
 // carry a card when the catalogue's card vocabulary is not the one garmd
 // projects by field number. Mount also compiles the generation's
-// protovalidate validator, once, so a rule that does not compile refuses
-// the catalogue rather than its tool's calls.
+// protovalidate validator, once (in shards of whole packages, one per
+// core), so a rule that does not compile refuses the catalogue rather than
+// its tool's calls.
 //
 // Why: a catalogue is the only way garmd learns its tools, so every
 // decision the chain makes is only as sound as the generation it reads.

@@ -57,12 +57,12 @@ type Generation struct {
 	validator protovalidate.Validator
 }
 
-// Load reads and checks an artifact's bytes (artifact.Read) and builds the
-// generation they describe. It refuses, with a sentence naming what is
+// Load reads and checks an artifact's bytes (artifact.ReadToServe) and
+// builds the generation they describe. It refuses, with a sentence naming what is
 // wrong, everything artifact.Read refuses, a catalogue with no tool, and
 // one with more tools than o.MaxTools when that is positive.
 func Load(data []byte, o Options) (*Generation, error) {
-	a, err := artifact.Read(data)
+	a, err := artifact.ReadToServe(data)
 	if err != nil {
 		return nil, refused(data, err)
 	}
@@ -173,11 +173,9 @@ func build(a *artifact.Artifact, tools []*compile.Tool) (*Generation, error) {
 		}
 		g.routes[t.Method] = t
 	}
-	// The descriptors now live in the artifact's registry, and each field's
-	// doc is already its schema fragment's description: neither the
-	// descriptor set nor field_docs is read again, so neither is held.
-	c.Files = nil
-	c.FieldDocs = nil
+	// The descriptors live in the artifact's registry, and each field's doc
+	// is already its schema fragment's description: ReadToServe kept
+	// neither the descriptor set nor field_docs.
 	g.Catalogue = c
 	return g, nil
 }

@@ -1,0 +1,5 @@
+package catalogue
+
+// CompileShards compiles the validator of tools' inputs in at most n
+// shards, for the tests that hold a sharded validator to an unsharded one.
+var CompileShards = compileShards
