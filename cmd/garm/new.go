@@ -105,6 +105,9 @@ func runNew(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "garm new:", err)
 		return exitFailed
 	}
+	if s.Replace == "" && s.GarmVersion == unreleasedGarm {
+		fmt.Fprintf(stderr, "garm new: this garm was built from a checkout, not a release: go.mod requires garm %s, which only a replace directive can satisfy; run garm new with --replace CHECKOUT, or add `replace github.com/garm-dev/garm => CHECKOUT` to go.mod\n", unreleasedGarm)
+	}
 	fmt.Fprintf(stdout, "wrote the tool service %s (module %s) to %s, its generated code in gen/. Next:\n\n  cd %s\n  go mod tidy\n  go test ./...\n  garm dev\n\nAfter editing the .proto, `go tool buf generate` regenerates gen/.\n", s.Package, s.Module, *dir, *dir)
 	return exitOK
 }
@@ -137,8 +140,12 @@ func garmVersion(replace string) string {
 	if info, ok := debug.ReadBuildInfo(); ok && strings.HasPrefix(info.Main.Version, "v") && replace == "" {
 		return info.Main.Version
 	}
-	return "v0.0.0-00010101000000-000000000000"
+	return unreleasedGarm
 }
+
+// unreleasedGarm is the version a scaffold requires of a garm built from a
+// checkout, which its replace directive stands for.
+const unreleasedGarm = "v0.0.0-00010101000000-000000000000"
 
 // write renders every template into dir, then the annotation protos into
 // dir/third_party.
