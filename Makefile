@@ -38,6 +38,10 @@ tools: ## Install the generators pinned in tools/go.mod (buf, protoc-gen-go, pro
 		echo "building buf, protoc-gen-go and protoc-gen-garm (tools/go.mod) into $(BIN): the first time, minutes (README, Set up and test)"; \
 	fi
 	GOBIN=$(BIN) go -C tools install tool
+	@# Every go.mod of both module graphs, which installing reads only in part: a scaffold's go
+	@# command completes its go.mod from them, offline in the author's-path test (decision 0075).
+	go -C tools mod graph >/dev/null
+	go mod graph >/dev/null
 	@if [ "$$(go version -m $(VERSITYGW) 2>/dev/null | awk '$$1 == "mod" { print $$3 }')" != "$(VERSITYGW_VERSION)" ]; then \
 		echo "installing versitygw $(VERSITYGW_VERSION) into $(BIN) (about 1.5 minutes, once per machine)"; \
 		GOBIN=$(BIN) go install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION); \
