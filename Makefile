@@ -107,7 +107,7 @@ catalogue: garm-catalogue ## Build the calculator's catalogue artifact into .tmp
 
 .PHONY: dev
 dev: ## Run the whole plane locally (NATS, the dev IdP, the bank and calculator tools, garmd) and print a quick-start.
-	@echo "building the dev stack into $(BIN)/devstack: the first build compiles garmd, the embedded NATS server and their dependencies (docs/tool-authors.md gives the measured times); later builds take seconds" >&2
+	@echo "building the dev stack into $(BIN)/devstack: the first build compiles garmd, the embedded NATS server and their dependencies, about 650 packages (README gives measured times); later builds take seconds" >&2
 	@mkdir -p $(BIN)
 	@go build -v -o $(BIN)/devstack ./examples/devstack 2>&1 | awk '/^[A-Za-z0-9._~\/-]+$$/ { if (++n % 50 == 0) printf "still building the dev stack: %d packages compiled\n", n > "/dev/stderr"; next } { print > "/dev/stderr" }'
 	$(BIN)/devstack $(ARGS)
