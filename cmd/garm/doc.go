@@ -6,10 +6,13 @@
 // as garm-catalogue).
 //
 //	go install github.com/garm-dev/garm/cmd/garm@latest
-//	garm new toolservice hr && cd hr && go tool buf generate && go test ./...
+//	garm new toolservice hr && cd hr && go mod tidy && go tool buf generate && go test ./...
 //	garm dev --catalogue catalogue.yaml --personas personas.yaml
 //	go run . --nats nats://127.0.0.1:4222 --nats-nkey <seed file garm dev printed>
-//	garm call hr.v1.get_employee --as alice '{"employee_id":"e-1"}'
+//	garm call hr.v1.get_employee --as alice '{"employee_id":"E-1001"}'
+//
+// `go mod tidy` comes first: `go tool` reads go.mod as it is, and garm new
+// writes only the scaffold's direct requirements.
 //
 // It lives at cmd/garm in the repository's one module, so that `go
 // install …/cmd/garm@version` is the whole installation (decision 0047).

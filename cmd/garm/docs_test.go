@@ -51,9 +51,10 @@ func docTests(t *testing.T, path string) []docTest {
 
 // TestTheToolAuthorsDocsExamplesLintAndAreWhatGarmNewWrites holds
 // docs/tool-authors.md to the lint and the scaffold: every proto block
-// marked `proto lint` compiles and lints without an error, and every Go
-// block marked `go scaffold FILE` is verbatim in the FILE garm new writes
-// for hr (which TestTheAuthorsPath… builds and runs).
+// compiles and lints without an error, one marked `proto scaffold FILE` is
+// the whole FILE garm new writes for hr, and every Go block marked
+// `go scaffold FILE` is verbatim in that FILE (which TestTheAuthorsPath…
+// builds and runs).
 func TestTheToolAuthorsDocsExamplesLintAndAreWhatGarmNewWrites(t *testing.T) {
 	doc := repoFile("docs", "tool-authors.md")
 	blocks := docTests(t, doc)
@@ -66,7 +67,16 @@ func TestTheToolAuthorsDocsExamplesLintAndAreWhatGarmNewWrites(t *testing.T) {
 	for _, b := range blocks {
 		switch b.kind {
 		case "proto":
-			if b.args != "lint" {
+			if file, ok := strings.CutPrefix(b.args, "scaffold "); ok {
+				written, err := os.ReadFile(filepath.Join(dir, file))
+				if err != nil {
+					t.Fatalf("%s:%d: %v", doc, b.line, err)
+				}
+				if string(written) != b.body {
+					t.Errorf("%s:%d: the proto block is not the %s garm new writes:\n%s", doc, b.line, file, written)
+				}
+				compared++
+			} else if b.args != "lint" {
 				t.Fatalf("%s:%d: unknown proto doc-test %q", doc, b.line, b.args)
 			}
 			lintDocProto(t, doc, b)
@@ -88,7 +98,7 @@ func TestTheToolAuthorsDocsExamplesLintAndAreWhatGarmNewWrites(t *testing.T) {
 			t.Fatalf("%s:%d: unknown doc-test kind %q", doc, b.line, b.kind)
 		}
 	}
-	if linted < 2 || compared < 1 {
+	if linted < 2 || compared < 2 {
 		t.Errorf("%s: %d proto blocks linted and %d Go blocks compared; the doc's examples are not all marked", doc, linted, compared)
 	}
 }

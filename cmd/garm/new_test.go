@@ -49,16 +49,49 @@ func TestTheScaffoldsProtoLintsCleanAndDeclaresAReadAndAWriteTool(t *testing.T) 
 	}
 }
 
-func TestTheScaffoldPinsTheGeneratorVersionsTheMakefilePins(t *testing.T) {
-	makefile, err := os.ReadFile(repoFile("Makefile"))
+// TestTheScaffoldPinsTheGeneratorsOfTheToolsModule holds a scaffold's
+// go.mod to tools/go.mod, which builds this repository's generators: the
+// same tools, buf at the same version, protobuf as this module requires it,
+// and the protoc-gen-go header garm new stamps is the one on this
+// repository's own generated code.
+func TestTheScaffoldPinsTheGeneratorsOfTheToolsModule(t *testing.T) {
+	tools, err := os.ReadFile(repoFile("tools", "go.mod"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for variable, want := range map[string]string{"BUF_VERSION": scaffoldBufVersion, "PROTOC_GEN_GO_VERSION": scaffoldProtobufVersion} {
-		m := regexp.MustCompile(`(?m)^` + variable + `\s*:=\s*(\S+)`).FindSubmatch(makefile)
-		if m == nil || string(m[1]) != want {
-			t.Errorf("the Makefile's %s is %q; the scaffold pins %s", variable, m, want)
+	root, err := os.ReadFile(repoFile("go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, err := os.ReadFile(repoFile("gen", "garm", "tool", "v1", "tool.pb.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		what string
+		in   []byte
+		want string
+	}{
+		{"tools/go.mod's buf", tools, "\tgithub.com/bufbuild/buf " + scaffoldBufVersion + " "},
+		{"go.mod's protobuf", root, "\tgoogle.golang.org/protobuf " + scaffoldProtobufVersion + "\n"},
+		{"gen/'s protoc-gen-go header", header, "\n// \tprotoc-gen-go " + scaffoldProtocGenGo + "\n"},
+	} {
+		if !bytes.Contains(c.in, []byte(c.want)) {
+			t.Errorf("%s is not %q", c.what, c.want)
 		}
+	}
+	dir := filepath.Join(t.TempDir(), "hr")
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"new", "toolservice", "hr", "--dir", dir}, &out, &out); code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	toolBlock := regexp.MustCompile(`(?s)\ntool \(\n.*?\n\)\n`)
+	if got, want := toolBlock.Find(gomod), toolBlock.Find(tools); want == nil || !bytes.Equal(got, want) {
+		t.Errorf("the scaffold's tools:\n%s\ntools/go.mod's:\n%s", got, want)
 	}
 }
 

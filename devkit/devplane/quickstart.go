@@ -35,8 +35,12 @@ Serve {{.Package}} from your own process (its bus identity is {{.User}}):
 {{end}}
 Personas: {{.Users}}{{if .Agents}}; agents: {{.Agents}}{{end}}.
 
-# A token, with garm or curl:
-garm token {{.First}}
+{{if .Env}}# garm token and garm call look for the default addresses; in this shell, point them here:
+export {{.Env}}
+{{end -}}
+# A token per persona, with garm (an agent with --as) or curl:
+{{range .Tokens}}garm token {{.}}
+{{end -}}
 TOKEN=$(curl -s '{{.URLs.IdP}}/token?user={{.First}}')
 # What {{.First}} may call:
 curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.ListRoute}} -H "Authorization: Bearer $TOKEN" \
@@ -59,6 +63,8 @@ type genericQuickStart struct {
 	Users     string
 	Agents    string
 	First     string
+	Tokens    []string // the arguments of garm token, one persona each
+	Env       string   // GARM_URL, GARM_IDP and GARM_DEV, when not the defaults
 	Packages  []packageLine
 	Calls     []callLine
 }
@@ -85,6 +91,15 @@ func GenericQuickStart(c *builder.Catalogue, personas *idp.Personas, urls URLs) 
 	q.Users, q.Agents = strings.Join(users, ", "), strings.Join(agents, ", ")
 	if len(users) > 0 {
 		q.First = users[0]
+	}
+	q.Tokens = users
+	if urls.Garmd != "http://"+DefaultListen || urls.IdP != "http://"+DefaultIdPListen || urls.Dev != "http://"+DefaultDevListen {
+		q.Env = "GARM_URL=" + urls.Garmd + " GARM_IDP=" + urls.IdP + " GARM_DEV=" + urls.Dev
+	}
+	for _, handle := range agents {
+		for _, user := range personas.Agents[handle].MayActFor {
+			q.Tokens = append(q.Tokens, user+" --as "+handle)
+		}
 	}
 	seen := map[string]bool{}
 	for _, t := range c.Artifact.Tools() {
