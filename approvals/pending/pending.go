@@ -18,6 +18,13 @@ const Bucket = wire.ApprovalsBucket
 // decision is gone by then, and Get answers [ErrNotFound] for it.
 const ExpiredKept = 15 * time.Minute
 
+// MaxRequestsPerCaller bounds the requests one caller (tenant, subject and
+// act chain) has in the bucket at once, decided or not, until each expires
+// with its grant age: a caller that asks for ever new material cannot fill
+// the bucket or an approver's inbox. Asking again for the same material
+// reuses the open request and counts nothing.
+const MaxRequestsPerCaller = 32
+
 var (
 	// ErrNotFound is a request that is missing, expired, or named by an id
 	// that is not valid.
@@ -27,6 +34,9 @@ var (
 	// ErrInvalid is a request or decision that this package refuses to
 	// record; the error wrapping it says why.
 	ErrInvalid = errors.New("pending: invalid approval record")
+	// ErrTooMany is a new request from a caller who already has
+	// MaxRequestsPerCaller in the bucket.
+	ErrTooMany = errors.New("pending: the caller has too many approval requests")
 )
 
 // Request is one call waiting for a human's decision.

@@ -144,6 +144,9 @@ func (s *Store) Ask(ctx context.Context, r Request) (Request, error) {
 		return Request{}, fmt.Errorf("pending: encoding request: %w", err)
 	}
 	life := r.Expires.Sub(r.Created)
+	if err := s.countCaller(ctx, r, life); err != nil {
+		return Request{}, err
+	}
 	if _, err := s.kv.Create(ctx, requestKey(id), body, jetstream.KeyTTL(ttl(life+ExpiredKept))); err != nil {
 		return Request{}, fmt.Errorf("pending: creating request: %w", err)
 	}
@@ -160,6 +163,32 @@ func (s *Store) Ask(ctx context.Context, r Request) (Request, error) {
 		// new one, which costs a duplicate, never a wrong answer.
 	}
 	return r, nil
+}
+
+// countCaller counts r as one of its caller's requests, for life, and
+// refuses it with ErrTooMany when the caller already has
+// MaxRequestsPerCaller. The count is the number of the caller's keys the
+// stream holds (a key that expired leaves a marker for a while, and counts
+// until it goes), read before r's key is written: callers asking at the
+// same instant on several replicas can pass it together, so the bound holds
+// to within the number of replicas' concurrent asks.
+func (s *Store) countCaller(ctx context.Context, r Request, life time.Duration) error {
+	filter, key := callerKeys(r)
+	stream, err := s.js.Stream(ctx, "KV_"+Bucket)
+	if err != nil {
+		return fmt.Errorf("pending: counting the caller's requests: %w", err)
+	}
+	info, err := stream.Info(ctx, jetstream.WithSubjectFilter("$KV."+Bucket+"."+filter))
+	if err != nil {
+		return fmt.Errorf("pending: counting the caller's requests: %w", err)
+	}
+	if len(info.State.Subjects) >= MaxRequestsPerCaller {
+		return fmt.Errorf("%w (%d, the most a caller has at once)", ErrTooMany, len(info.State.Subjects))
+	}
+	if _, err := s.kv.Create(ctx, key, []byte(r.ID), jetstream.KeyTTL(ttl(life))); err != nil {
+		return fmt.Errorf("pending: counting the caller's request: %w", err)
+	}
+	return nil
 }
 
 // reusable reads the request id and reports whether it is the open request

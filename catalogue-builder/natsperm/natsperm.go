@@ -155,9 +155,10 @@ func garmd(byPackage map[string][]toolService) Identity {
 	spent := kvStream(wire.GrantsSpentBucket)
 	approvals := kvStream(wire.ApprovalsBucket)
 	pub = append(pub,
-		// Approval requests: garmd creates them and their reuse keys,
-		// and reads decisions, which it never writes.
-		approvalsKeys+"req.>", approvalsKeys+"ask.>",
+		// Approval requests: garmd creates them, their reuse keys and
+		// their callers' counts, and reads decisions, which it never
+		// writes.
+		approvalsKeys+"req.>", approvalsKeys+"ask.>", approvalsKeys+"caller.>",
 		jsAPI("INFO", approvals), directGet(approvals), jsAPI("MSG.GET", approvals),
 		wire.LedgerStreamSubjects, wire.AuditStreamSubjects, wire.NotifyStreamSubjects,
 		"$KV."+wire.GrantsSpentBucket+".>",
@@ -224,7 +225,7 @@ func Approvals() Identity {
 		"garm.v1.audit.*." + wire.Token(ApprovalsAuditApp), jsAPI("INFO", wire.AuditStream),
 		userInfoSubject,
 	}
-	deny := append([]string{approvalsKeys + "req.>", approvalsKeys + "ask.>"}, forgetting(approvals)...)
+	deny := append([]string{approvalsKeys + "req.>", approvalsKeys + "ask.>", approvalsKeys + "caller.>"}, forgetting(approvals)...)
 	return Identity{
 		Name:        ApprovalsUser,
 		Role:        RoleApprovals,
