@@ -124,8 +124,11 @@ func (c *Cluster) Stop() {
 	}
 }
 
-// WaitForMetaLeader polls, bounded, until a running node knows the
-// JetStream meta leader and every running node sees JetStream current.
+// WaitForMetaLeader polls, bounded, until a running node is the JetStream
+// meta leader, every running node sees JetStream current, and the leader
+// counts every running node as an online peer. Without the last, a stream
+// created at once may be refused "no suitable peers for placement": the
+// leader places replicas only on peers whose statistics it has received.
 func (c *Cluster) WaitForMetaLeader() {
 	c.t.Helper()
 	deadline := time.Now().Add(formTimeout)
@@ -134,24 +137,27 @@ func (c *Cluster) WaitForMetaLeader() {
 			return
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("garmtooltest: no JetStream meta leader within %s", formTimeout)
+			c.t.Fatalf("garmtooltest: no JetStream meta leader seeing every running node within %s", formTimeout)
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
 }
 
 func (c *Cluster) metaLeader() bool {
-	leader := false
+	running, online := 0, -1
 	for _, n := range c.Nodes {
 		if n.srv == nil {
 			continue
 		}
+		running++
 		if !n.srv.JetStreamIsCurrent() {
 			return false
 		}
-		leader = leader || n.srv.JetStreamIsLeader()
+		if n.srv.JetStreamIsLeader() {
+			online = len(n.srv.JetStreamClusterPeers())
+		}
 	}
-	return leader
+	return running > 0 && online >= running
 }
 
 // freePorts are n loopback TCP ports free when asked.
