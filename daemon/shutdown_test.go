@@ -36,20 +36,34 @@ func TestShutdownLetsCallsInFlightFinishRefusesNewOnesAndFlushesTheLedger(t *tes
 
 	// A new connection, so no kept-alive one can answer for the listener.
 	fresh := &http.Client{Timeout: waitTimeout, Transport: &http.Transport{DisableKeepAlives: true}}
+	refusedAtDial := func(err error) bool {
+		op := (*net.OpError)(nil)
+		return errors.As(err, &op) && op.Op == "dial"
+	}
 	eventually(t, "new calls being refused", func() bool {
 		resp, err := fresh.Post(s.url+addPath, "application/json", strings.NewReader(`{"a": 1, "b": 2}`))
 		if err == nil {
 			resp.Body.Close()
 			return false
 		}
-		// Refused or reset while connecting: either way the listener did
-		// not take the connection. A connection taken and then dropped
-		// would be a call garmd accepted during the drain.
-		if op := (*net.OpError)(nil); !errors.As(err, &op) || op.Op != "dial" {
-			t.Fatalf("a new call during the drain failed with %v, want the connection not accepted", err)
-		}
-		return true
+		// Until the listener is closed, the kernel may still queue a
+		// connection in its backlog and reset it when the listener
+		// closes (EOF): not refused yet, and not answered either.
+		return refusedAtDial(err)
 	})
+	// Once refused, refused for good: every new connection is refused
+	// while connecting. A connection taken and then dropped, or answered,
+	// would be a call garmd accepted during the drain.
+	for i := range 5 {
+		resp, err := fresh.Post(s.url+addPath, "application/json", strings.NewReader(`{"a": 1, "b": 2}`))
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("new call %d after the listener refused one was answered %d during the drain", i+1, resp.StatusCode)
+		}
+		if !refusedAtDial(err) {
+			t.Fatalf("new call %d after the listener refused one failed with %v, want the connection not accepted", i+1, err)
+		}
+	}
 	// Still draining: the call in flight holds garmd up.
 	select {
 	case ans := <-inFlight:
