@@ -12,7 +12,6 @@ import (
 
 	"github.com/garm-dev/garm/approvals/pending"
 	"github.com/garm-dev/garm/catalogue-builder/natsperm"
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -44,25 +43,7 @@ authorization {
   ]
 }
 `, filepath.Join(dir, "js"), natsperm.EveryoneElseVariable, users)
-	path := filepath.Join(dir, "nats.conf")
-	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	opts, err := server.ProcessConfigFile(path)
-	if err != nil {
-		t.Fatalf("nats-server refused the configuration: %v\n%s", err, conf)
-	}
-	opts.NoLog, opts.NoSigs = true, true
-	srv, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(waitFor) {
-		t.Fatal("nats-server did not start")
-	}
-	t.Cleanup(srv.Shutdown)
-	return srv.ClientURL()
+	return serveConf(t, dir, conf)
 }
 
 func jetStreamAs(t *testing.T, url, user string) jetstream.JetStream {

@@ -46,13 +46,20 @@ authorization {
   ]
 }
 `, natsperm.EveryoneElseVariable, strings.Join(users, "\n"))
+	return serveConf(t, dir, conf)
+}
+
+// serveConf starts a nats-server on conf, written into dir, and returns
+// its client URL.
+func serveConf(t *testing.T, dir, conf string) string {
+	t.Helper()
 	path := filepath.Join(dir, "nats.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	opts, err := server.ProcessConfigFile(path)
 	if err != nil {
-		t.Fatalf("nats-server refused the configuration with the derived permissions: %v\n%s", err, conf)
+		t.Fatalf("nats-server refused the configuration: %v\n%s", err, conf)
 	}
 	opts.NoLog, opts.NoSigs = true, true
 	srv, err := server.NewServer(opts)
