@@ -8,8 +8,6 @@ import (
 
 	"github.com/garm-dev/garm/approvals/pending"
 	garmd "github.com/garm-dev/garm/daemon"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // approvalsURL is the inbox the tests' garmd sends callers to.
@@ -42,26 +40,11 @@ func readApproval(t *testing.T, ans *answer) approvalBody {
 	return b
 }
 
-// pendingJetStream is a JetStream client of the test's own on the bus.
-func (s *stack) pendingJetStream() jetstream.JetStream {
-	s.t.Helper()
-	nc, err := nats.Connect(s.bus.url)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	s.t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return js
-}
-
 // pendingStore is the bucket as the approvals service sees it, on its own
 // connection.
 func (s *stack) pendingStore() *pending.Store {
 	s.t.Helper()
-	st, err := pending.Open(context.Background(), s.pendingJetStream())
+	st, err := pending.Open(context.Background(), s.jetstream())
 	if err != nil {
 		s.t.Fatal(err)
 	}

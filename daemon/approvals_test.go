@@ -121,7 +121,7 @@ func TestAnotherCallersApprovalIDAnswersAsAMissingOne(t *testing.T) {
 	if rows, calls := len(s.allLedgerRows()), 1+2*4+9+1; rows != calls {
 		t.Errorf("%d ledger rows for %d requests", rows, calls)
 	}
-	kv, err := s.pendingJetStream().KeyValue(context.Background(), "GARM_GRANTS_SPENT")
+	kv, err := s.jetstream().KeyValue(context.Background(), "GARM_GRANTS_SPENT")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestACallerWhoCannotSeeTheToolGetsNoRequest(t *testing.T) {
 
 func TestARequestThatCannotBeRecordedLeavesTheStaticRefusal(t *testing.T) {
 	s := startGovernedStack(t, withApprovals())
-	js := s.pendingJetStream()
+	js := s.jetstream()
 	if err := js.DeleteKeyValue(context.Background(), pending.Bucket); err != nil {
 		t.Fatal(err)
 	}
