@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Request is one tool call on the bus.
@@ -15,6 +16,10 @@ type Request struct {
 	// Request returns (the dispatcher reuses it): a transport copies what
 	// it keeps beyond that.
 	Body []byte
+	// Deadline is when the caller stops waiting for the reply: the
+	// call's deadline, the one its invocation carries. Zero leaves the
+	// wait to the context alone.
+	Deadline time.Time
 }
 
 // Reply is what came back: a response body, or an error code and
@@ -37,7 +42,11 @@ var (
 	ErrNotConnected = errors.New("not connected to the bus")
 )
 
-// Requester sends a request and waits for its reply until ctx is done.
+// Requester sends a request and waits for its reply until its Deadline
+// passes or ctx is done, whichever comes first. The dispatcher passes a
+// context without a deadline of its own, so that a call whose context
+// cannot be cancelled (every surface's, since a call outlives its
+// caller's connection) costs no deadline context and no timer of its own.
 type Requester interface {
 	Request(ctx context.Context, req *Request) (*Reply, error)
 }

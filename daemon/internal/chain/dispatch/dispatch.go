@@ -133,9 +133,7 @@ func (d *Dispatcher) Call(ctx context.Context, t *call.Tool, inv *toolv1.Invocat
 		return nil, deny.Fail(deny.Internal, "encode", "the invocation did not encode: "+err.Error())
 	}
 	deadline := inv.GetDeadline().AsTime()
-	ctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	reply, err := d.transport.Request(ctx, &transport.Request{Subject: t.Subject, Invocation: header, Body: body})
+	reply, err := d.transport.Request(ctx, &transport.Request{Subject: t.Subject, Invocation: header, Body: body, Deadline: deadline})
 	// The transport has copied what it keeps of the body (transport.Request).
 	if cap(body) <= maxPooledBody {
 		*bodyBuf = body[:0]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/garm-dev/garm/daemon/internal/transport"
 	"github.com/garm-dev/garm/runtime/wire"
@@ -26,7 +27,8 @@ func (r *Requester) Connected() error {
 	return transport.ErrNotConnected
 }
 
-// Request sends req and waits for one reply until ctx is done.
+// Request sends req and waits for one reply until req.Deadline passes or
+// ctx is done.
 func (r *Requester) Request(ctx context.Context, req *transport.Request) (*transport.Reply, error) {
 	// While the bus is away a request would sit in the reconnect buffer
 	// until its deadline; the caller is better told at once.
@@ -38,7 +40,7 @@ func (r *Requester) Request(ctx context.Context, req *transport.Request) (*trans
 		Data:    req.Body,
 		Header:  nats.Header{wire.InvocationHeader: []string{req.Invocation}},
 	}
-	reply, err := r.nc.RequestMsgWithContext(ctx, msg)
+	reply, err := r.request(ctx, msg, req.Deadline)
 	switch {
 	case err == nil:
 	case errors.Is(err, nats.ErrNoResponders):
@@ -58,6 +60,27 @@ func (r *Requester) Request(ctx context.Context, req *transport.Request) (*trans
 		out.Error = reply.Header.Get(wire.ErrorHeader)
 	}
 	return out, nil
+}
+
+// request waits for msg's reply until deadline or ctx's end. A context
+// that cannot end (Done is nil: the chain's, which outlives its caller)
+// leaves the deadline alone to bound the wait, with the client's pooled
+// timer; only one that can is joined with the deadline in a context of
+// its own.
+func (r *Requester) request(ctx context.Context, msg *nats.Msg, deadline time.Time) (*nats.Msg, error) {
+	switch {
+	case deadline.IsZero():
+		return r.nc.RequestMsgWithContext(ctx, msg)
+	case ctx.Done() == nil:
+		timeout := time.Until(deadline)
+		if timeout <= 0 {
+			return nil, nats.ErrTimeout
+		}
+		return r.nc.RequestMsg(msg, timeout)
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	return r.nc.RequestMsgWithContext(ctx, msg)
 }
 
 var _ transport.Requester = (*Requester)(nil)
