@@ -18,6 +18,9 @@ type measured struct {
 	// cpuPerCall is the front end's CPU per call at load, in µs; 0 when
 	// the target has no front end.
 	cpuPerCall float64
+	// serialCPUPerCall is the same with one caller: with the front end
+	// idle between calls, it includes what waking up for each call costs.
+	serialCPUPerCall float64
 }
 
 // round is every target measured once, with the machine's load when the
@@ -54,12 +57,16 @@ func runRounds(ctx context.Context, o options, p *plane, targets []target) ([]ro
 func measureTarget(ctx context.Context, o options, self string, t target) (measured, error) {
 	var m measured
 	phase := []string{"--warmup", o.warmup.String(), "--duration", o.phase.String()}
+	var before time.Duration
+	if t.front != nil {
+		before = cpuTime(t.front.pid())
+	}
 	serial, err := runLoadProcess(ctx, self, slices.Concat(t.args, phase, []string{"--callers", "1"}))
 	if err != nil {
 		return m, err
 	}
-	var before time.Duration
 	if t.front != nil {
+		m.serialCPUPerCall = perCall(cpuTime(t.front.pid())-before, serial, o)
 		before = cpuTime(t.front.pid())
 	}
 	loaded, err := runLoadProcess(ctx, self, slices.Concat(t.args, phase, []string{"--callers", strconv.Itoa(o.callers)}))
@@ -71,11 +78,20 @@ func measureTarget(ctx context.Context, o options, self string, t target) (measu
 		// The front end's CPU over the whole load process, warm-up
 		// included, per call made in it (counted calls scaled by the
 		// window's share of the process's time).
-		spent := cpuTime(t.front.pid()) - before
-		calls := loaded.PerSecond * (o.phase + o.warmup).Seconds()
-		m.cpuPerCall = float64(spent.Microseconds()) / calls
+		m.cpuPerCall = perCall(cpuTime(t.front.pid())-before, loaded, o)
 	}
 	return m, nil
+}
+
+// perCall is spent, the front end's CPU over one load process (warm-up
+// included), per call made in it: the counted calls scaled by the
+// window's share of the process's time.
+func perCall(spent time.Duration, r loadResult, o options) float64 {
+	calls := r.PerSecond * (o.phase + o.warmup).Seconds()
+	if calls == 0 {
+		return 0
+	}
+	return float64(spent.Microseconds()) / calls
 }
 
 // cpuTime is the user and system CPU the process has used, from
@@ -149,6 +165,13 @@ func ratios(callers int) []ratio {
 			return x.cpuPerCall - y.cpuPerCall, okx && oky
 		}
 	}
+	serialCPU := func(a, b string) func(round) (float64, bool) {
+		return func(r round) (float64, bool) {
+			x, okx := get(r, a)
+			y, oky := get(r, b)
+			return x.serialCPUPerCall - y.serialCPUPerCall, okx && oky
+		}
+	}
 	c := strconv.Itoa(callers)
 	return []ratio{
 		{"garmd / bridge throughput, " + c + " callers", "", "≥ 0.90", tput("garmd", "bridge")},
@@ -157,6 +180,7 @@ func ratios(callers int) []ratio {
 		{"bridge / direct throughput, " + c + " callers", "", "", tput("bridge", "direct")},
 		{"garmd − direct p50, 1 caller", "µs", "≤ +100 (SPEC 9)", added("garmd", "direct")},
 		{"garmd − bridge CPU per call, " + c + " callers", "µs", "", cpu("garmd", "bridge")},
+		{"garmd − bridge CPU per call, 1 caller", "µs", "", serialCPU("garmd", "bridge")},
 		{"garmd-proto / bridge throughput, " + c + " callers", "", "", tput("garmd-proto", "bridge")},
 		{"garmd-proto − bridge p50, 1 caller", "µs", "", added("garmd-proto", "bridge")},
 		{"garmd / compare throughput, " + c + " callers", "", "", tput("garmd", "compare")},
@@ -169,10 +193,10 @@ func ratios(callers int) []ratio {
 
 func table(rounds []round, o options) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nper round: calls/s with %d callers, p50 and p99 with 1 caller, the front end's CPU per call with %d callers\n", o.callers, o.callers)
+	fmt.Fprintf(&b, "\nper round: calls/s with %d callers, p50 and p99 with 1 caller, the front end's CPU per call with %d callers and with 1\n", o.callers, o.callers)
 	names := targetNames(rounds)
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(w, "round\tloadavg\ttarget\tcalls/s\tp50 µs\tp99 µs\tcpu µs/call\t\n")
+	fmt.Fprint(w, "round\tloadavg\ttarget\tcalls/s\tp50 µs\tp99 µs\tcpu µs/call\tcpu µs/call, 1 caller\t\n")
 	for i, r := range rounds {
 		for j, n := range names {
 			m := r.by[n]
@@ -180,7 +204,7 @@ func table(rounds []round, o options) string {
 			if j == 0 {
 				label, load = strconv.Itoa(i+1), r.loadavg
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%s\t\n", label, load, n, m.loaded.PerSecond, m.serial.P50us, m.serial.P99us, orDash(m.cpuPerCall))
+			fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%s\t%s\t\n", label, load, n, m.loaded.PerSecond, m.serial.P50us, m.serial.P99us, orDash(m.cpuPerCall), orDash(m.serialCPUPerCall))
 		}
 	}
 	w.Flush()
