@@ -193,10 +193,10 @@ func ratios(callers int) []ratio {
 
 func table(rounds []round, o options) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nper round: calls/s with %d callers, p50 and p99 with 1 caller, the front end's CPU per call with %d callers and with 1\n", o.callers, o.callers)
+	fmt.Fprintf(&b, "\nper round: calls/s with %d callers, p50 and p99 with 1 caller, the front end's CPU per call with %d callers; calls/s and CPU per call with 1\n", o.callers, o.callers)
 	names := targetNames(rounds)
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(w, "round\tloadavg\ttarget\tcalls/s\tp50 µs\tp99 µs\tcpu µs/call\tcpu µs/call, 1 caller\t\n")
+	fmt.Fprint(w, "round\tloadavg\ttarget\tcalls/s\tp50 µs\tp99 µs\tcpu µs/call\tcalls/s, 1 caller\tcpu µs/call, 1 caller\t\n")
 	for i, r := range rounds {
 		for j, n := range names {
 			m := r.by[n]
@@ -204,7 +204,7 @@ func table(rounds []round, o options) string {
 			if j == 0 {
 				label, load = strconv.Itoa(i+1), r.loadavg
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%s\t%s\t\n", label, load, n, m.loaded.PerSecond, m.serial.P50us, m.serial.P99us, orDash(m.cpuPerCall), orDash(m.serialCPUPerCall))
+			fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%s\t%.0f\t%s\t\n", label, load, n, m.loaded.PerSecond, m.serial.P50us, m.serial.P99us, orDash(m.cpuPerCall), m.serial.PerSecond, orDash(m.serialCPUPerCall))
 		}
 	}
 	w.Flush()
