@@ -35,7 +35,7 @@ func benchmarkTraced(b *testing.B, traceparent string) {
 
 func benchmarkSampled(b *testing.B, traceparent string, sampler sdktrace.Sampler) {
 	r := newRigRecording(b, discard{})
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithBatcher(dropSpans{}))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithSpanProcessor(tracing.NewBatcher(dropSpans{}, tracing.BatchLimits{})))
 	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	r.chain.Tracer = tracing.New(tp, "bench")
 	answer := &transport.Reply{Body: []byte{0x09, 0, 0, 0, 0, 0, 0, 0x08, 0x40}}

@@ -24,8 +24,9 @@ const DefaultServiceName = "garmd"
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), or OTEL_SDK_DISABLED is true, or
 // OTEL_TRACES_EXPORTER is none: tracing is then off. The exporter reads
 // the endpoint and headers, the provider the sampler and its argument, the
-// resource the service name and resource attributes, each from its own
-// variable; version is service.version.
+// resource the service name and resource attributes, and garmd's Batcher
+// the OTEL_BSP_* limits, each from its own variable; version is
+// service.version.
 func FromEnv(ctx context.Context, version string) (*sdktrace.TracerProvider, error) {
 	return fromLookup(ctx, version, os.LookupEnv)
 }
@@ -70,5 +71,6 @@ func fromLookup(ctx context.Context, version string, lookup func(string) (string
 	if err != nil {
 		return nil, fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: %w", err)
 	}
-	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), nil
+	batcher := NewBatcher(exp, BatchLimitsFromEnv(lookup))
+	return sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(batcher), sdktrace.WithResource(res)), nil
 }
