@@ -235,7 +235,9 @@ func TestTheMCPEndpointIsHeldToThePlanesBounds(t *testing.T) {
 	s := startStack(t, withBounds(func(c *garmd.Config) {
 		c.MCP = true
 		c.MaxInFlight = 1
-		c.BodyTimeout = 300 * time.Millisecond
+		// Long enough that a loaded machine's scrape of /metrics still
+		// sees the slot held: it is given back at the body timeout.
+		c.BodyTimeout = 2 * time.Second
 	}))
 	// A body to /mcp that never finishes is let go of at the body timeout,
 	// and holds the plane's one slot until then.
