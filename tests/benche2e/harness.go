@@ -73,7 +73,7 @@ type options struct {
 	phase, warmup, budget               time.Duration
 	targets                             string
 	garmdEnv, compareEnv                repeated
-	keep                                bool
+	keep, otlpSink                      bool
 }
 
 func runHarness(ctx context.Context, args []string) error {
@@ -93,6 +93,7 @@ func runHarness(ctx context.Context, args []string) error {
 	fs.Var(&o.garmdEnv, "garmd-env", "an extra `NAME=value` in garmd's environment, e.g. GOGC=400 (repeatable)")
 	fs.Var(&o.compareEnv, "compare-env", "an extra `NAME=value` in the compared garmd's environment, after --garmd-env's (repeatable): --compare .tmp/bin/garmd --compare-env GOGC=100 measures one build under two settings")
 	fs.BoolVar(&o.keep, "keep", false, "keep the working directory (the processes' logs) afterwards")
+	fs.BoolVar(&o.otlpSink, "otlp-sink", false, "trace the compared garmd at 100%, exporting over OTLP/HTTP to a receiver on loopback that drops what it gets: --compare .tmp/bin/garmd --otlp-sink measures tracing on against off")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -101,6 +102,20 @@ func runHarness(ctx context.Context, args []string) error {
 	}
 	if o.rounds < 1 || o.callers < 1 || o.phase <= 0 {
 		return errors.New("--rounds, --callers and --phase must be positive")
+	}
+	if o.otlpSink {
+		if o.compare == "" {
+			return errors.New("--otlp-sink traces the compared garmd: give --compare")
+		}
+		sink, err := startOTLPSink()
+		if err != nil {
+			return err
+		}
+		defer func() {
+			sink.stop()
+			fmt.Printf("OTLP sink: %d exports, %d bytes from the compared garmd\n", sink.exports.Load(), sink.bytes.Load())
+		}()
+		o.compareEnv = append(o.compareEnv, "OTEL_EXPORTER_OTLP_ENDPOINT="+sink.url, "OTEL_TRACES_SAMPLER=always_on")
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.budget)
 	defer cancel()

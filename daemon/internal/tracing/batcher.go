@@ -200,8 +200,9 @@ func (b *Batcher) Shutdown(ctx context.Context) error {
 	return b.err
 }
 
-// run is the exporting goroutine: it exports when a batch is full, when
-// the schedule delay passes, on a flush, and at shutdown.
+// run is the exporting goroutine: it exports the whole batches queued
+// when one is full, and everything queued when the schedule delay passes,
+// on a flush and at shutdown.
 func (b *Batcher) run() {
 	defer close(b.done)
 	timer := time.NewTimer(b.limits.ScheduleDelay)
@@ -209,38 +210,48 @@ func (b *Batcher) run() {
 	for {
 		select {
 		case <-b.ready:
+			b.exportQueued(false)
+			continue
 		case <-timer.C:
 		case done := <-b.flushes:
-			b.exportQueued()
+			b.exportQueued(true)
 			close(done)
 			continue
 		case <-b.stop:
-			b.exportQueued()
+			b.exportQueued(true)
 			return
 		}
-		b.exportQueued()
+		b.exportQueued(true)
 		timer.Reset(b.limits.ScheduleDelay)
 	}
 }
 
-// exportQueued exports everything queued, a batch at a time, and then
-// whatever fills a whole batch while it did; less than a batch waits for
-// the next turn.
-func (b *Batcher) exportQueued() {
-	for first := true; ; first = false {
+// exportQueued exports the queue a batch at a time: every span queued
+// when all is set, else only whole batches (the rest waits for its batch
+// to fill or for the delay), and then whatever filled a whole batch while
+// it exported.
+func (b *Batcher) exportQueued(all bool) {
+	for {
 		b.mu.Lock()
-		if len(b.queue) == 0 || !first && len(b.queue) < b.limits.MaxBatch {
+		n := len(b.queue)
+		if !all {
+			n -= n % b.limits.MaxBatch
+		}
+		if n == 0 {
 			b.mu.Unlock()
 			return
 		}
 		batch := b.queue
-		b.queue, b.spare = b.spare[:0], nil
+		// What is not taken stays queued, in the order it ended.
+		b.queue = append(b.spare[:0], batch[n:]...)
+		b.spare = nil
 		b.mu.Unlock()
-		for start := 0; start < len(batch); start += b.limits.MaxBatch {
-			b.export(batch[start:min(start+b.limits.MaxBatch, len(batch))])
+		for start := 0; start < n; start += b.limits.MaxBatch {
+			b.export(batch[start:min(start+b.limits.MaxBatch, n)])
 		}
 		clear(batch) // the spans are the exporter's now, not the queue's
 		b.giveBack(batch)
+		all = false
 	}
 }
 

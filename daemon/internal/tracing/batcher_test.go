@@ -271,3 +271,42 @@ func TestTheBatchLimitsAreTheStandardVariables(t *testing.T) {
 		}
 	}
 }
+
+func TestOnlyWholeBatchesLeaveBeforeTheDelay(t *testing.T) {
+	e := newBatches()
+	e.block = make(chan struct{})
+	b := NewBatcher(e, BatchLimits{ScheduleDelay: time.Hour, MaxBatch: 4, MaxQueue: 64})
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b))
+	endSpans(tp, 4) // a batch: the exporter takes it and blocks
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b.mu.Lock()
+		taken := len(b.queue) == 0
+		b.mu.Unlock()
+		if taken {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the exporter never took the first batch")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	endSpans(tp, 6) // a batch and a half wait behind it
+	close(e.block)
+	waitArrived(t, e)
+	waitArrived(t, e)
+	select {
+	case <-e.arrived:
+		t.Fatalf("the half batch left before the delay: %v", e.sizes())
+	case <-time.After(50 * time.Millisecond):
+	}
+	if got := e.sizes(); len(got) != 2 || got[0] != 4 || got[1] != 4 {
+		t.Fatalf("batches %v, want two of 4", got)
+	}
+	if err := tp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.sizes(); len(got) != 3 || got[2] != 2 {
+		t.Fatalf("batches %v, want the 2 left exported at shutdown", got)
+	}
+}
