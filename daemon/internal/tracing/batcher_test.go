@@ -81,6 +81,24 @@ func waitArrived(t *testing.T, e *batches) {
 	}
 }
 
+// waitTaken waits until the exporting goroutine has taken what b queued.
+func waitTaken(t *testing.T, b *Batcher) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b.mu.Lock()
+		taken := len(b.queue) == 0
+		b.mu.Unlock()
+		if taken {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the exporter never took the first batch")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func TestAFullBatchIsExportedAtOnceAndTheRestAtTheDelay(t *testing.T) {
 	e := newBatches()
 	b := NewBatcher(e, BatchLimits{ScheduleDelay: time.Hour, MaxBatch: 4, MaxQueue: 16})
@@ -175,19 +193,7 @@ func TestAFullQueueDropsAndCountsAndNeverBlocksTheCaller(t *testing.T) {
 	b := NewBatcher(e, BatchLimits{ScheduleDelay: time.Hour, MaxBatch: 2, MaxQueue: 4})
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b))
 	endSpans(tp, 2) // a batch: the exporter takes it and blocks
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		b.mu.Lock()
-		taken := len(b.queue) == 0
-		b.mu.Unlock()
-		if taken {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the exporter never took the first batch")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitTaken(t, b)
 	ended := make(chan struct{})
 	go func() { endSpans(tp, 10); close(ended) }()
 	select {
@@ -278,19 +284,7 @@ func TestOnlyWholeBatchesLeaveBeforeTheDelay(t *testing.T) {
 	b := NewBatcher(e, BatchLimits{ScheduleDelay: time.Hour, MaxBatch: 4, MaxQueue: 64})
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b))
 	endSpans(tp, 4) // a batch: the exporter takes it and blocks
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		b.mu.Lock()
-		taken := len(b.queue) == 0
-		b.mu.Unlock()
-		if taken {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the exporter never took the first batch")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitTaken(t, b)
 	endSpans(tp, 6) // a batch and a half wait behind it
 	close(e.block)
 	waitArrived(t, e)
