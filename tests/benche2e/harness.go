@@ -63,7 +63,11 @@ type target struct {
 	name string
 	// front is the process whose CPU per call is reported ("" for none).
 	front *child
-	args  []string
+	// bus and tool are nats-server and the tool, whose CPU per call is
+	// reported too: a front end that sends more (garmd's invocation carries
+	// the caller, its ledger goes to a stream) costs them more.
+	bus, tool *child
+	args      []string
 }
 
 type options struct {
@@ -163,7 +167,10 @@ type plane struct {
 	garmdP   *child
 	bridgeP  *child
 	compareP *child
-	idpSrv   *idp.Server
+	// bus and tool are nats-server and calcd, which every target's call
+	// passes through.
+	bus, tool *child
+	idpSrv    *idp.Server
 }
 
 func (p *plane) start(ctx context.Context, o options) ([]target, error) {
@@ -192,9 +199,11 @@ func (p *plane) start(ctx context.Context, o options) ([]target, error) {
 	if err := createLedgerStream(ctx, p.natsURL); err != nil {
 		return nil, err
 	}
-	if _, err := p.startChild("calcd", o.calcd, nil, "--nats", p.natsURL); err != nil {
+	calcd, err := p.startChild("calcd", o.calcd, nil, "--nats", p.natsURL)
+	if err != nil {
 		return nil, err
 	}
+	p.bus, p.tool = nats, calcd
 
 	people, err := idp.ParsePersonas([]byte(personas))
 	if err != nil {
@@ -267,6 +276,7 @@ func (p *plane) start(ctx context.Context, o options) ([]target, error) {
 		if !ok {
 			return nil, fmt.Errorf("--targets: unknown target %q", name)
 		}
+		t.bus, t.tool = p.bus, p.tool
 		targets = append(targets, t)
 	}
 	return targets, nil

@@ -21,6 +21,9 @@ type measured struct {
 	// serialCPUPerCall is the same with one caller: with the front end
 	// idle between calls, it includes what waking up for each call costs.
 	serialCPUPerCall float64
+	// busCPUPerCall and toolCPUPerCall are nats-server's and the tool's
+	// CPU per call at load, in µs.
+	busCPUPerCall, toolCPUPerCall float64
 }
 
 // round is every target measured once, with the machine's load when the
@@ -69,11 +72,14 @@ func measureTarget(ctx context.Context, o options, self string, t target) (measu
 		m.serialCPUPerCall = perCall(cpuTime(t.front.pid())-before, serial, o)
 		before = cpuTime(t.front.pid())
 	}
+	busBefore, toolBefore := cpuTime(t.bus.pid()), cpuTime(t.tool.pid())
 	loaded, err := runLoadProcess(ctx, self, slices.Concat(t.args, phase, []string{"--callers", strconv.Itoa(o.callers)}))
 	if err != nil {
 		return m, err
 	}
 	m.serial, m.loaded = serial, loaded
+	m.busCPUPerCall = perCall(cpuTime(t.bus.pid())-busBefore, loaded, o)
+	m.toolCPUPerCall = perCall(cpuTime(t.tool.pid())-toolBefore, loaded, o)
 	if t.front != nil {
 		// The front end's CPU over the whole load process, warm-up
 		// included, per call made in it (counted calls scaled by the
@@ -165,6 +171,20 @@ func ratios(callers int) []ratio {
 			return x.cpuPerCall - y.cpuPerCall, okx && oky
 		}
 	}
+	busCPU := func(a, b string) func(round) (float64, bool) {
+		return func(r round) (float64, bool) {
+			x, okx := get(r, a)
+			y, oky := get(r, b)
+			return x.busCPUPerCall - y.busCPUPerCall, okx && oky
+		}
+	}
+	toolCPU := func(a, b string) func(round) (float64, bool) {
+		return func(r round) (float64, bool) {
+			x, okx := get(r, a)
+			y, oky := get(r, b)
+			return x.toolCPUPerCall - y.toolCPUPerCall, okx && oky
+		}
+	}
 	serialCPU := func(a, b string) func(round) (float64, bool) {
 		return func(r round) (float64, bool) {
 			x, okx := get(r, a)
@@ -181,6 +201,8 @@ func ratios(callers int) []ratio {
 		{"garmd − direct p50, 1 caller", "µs", "≤ +100 (SPEC 9)", added("garmd", "direct")},
 		{"garmd − bridge CPU per call, " + c + " callers", "µs", "", cpu("garmd", "bridge")},
 		{"garmd − bridge CPU per call, 1 caller", "µs", "", serialCPU("garmd", "bridge")},
+		{"garmd − bridge nats-server CPU per call, " + c + " callers", "µs", "", busCPU("garmd", "bridge")},
+		{"garmd − bridge tool CPU per call, " + c + " callers", "µs", "", toolCPU("garmd", "bridge")},
 		{"garmd-proto / bridge throughput, " + c + " callers", "", "", tput("garmd-proto", "bridge")},
 		{"garmd-proto − bridge p50, 1 caller", "µs", "", added("garmd-proto", "bridge")},
 		{"garmd / compare throughput, " + c + " callers", "", "", tput("garmd", "compare")},
@@ -193,10 +215,10 @@ func ratios(callers int) []ratio {
 
 func table(rounds []round, o options) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nper round: calls/s with %d callers, p50 and p99 with 1 caller, the front end's CPU per call with %d callers; calls/s and CPU per call with 1\n", o.callers, o.callers)
+	fmt.Fprintf(&b, "\nper round: calls/s with %d callers, p50 and p99 with 1 caller, the front end's, nats-server's and the tool's CPU per call with %d callers; calls/s and the front end's CPU per call with 1\n", o.callers, o.callers)
 	names := targetNames(rounds)
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(w, "round\tloadavg\ttarget\tcalls/s\tp50 µs\tp99 µs\tcpu µs/call\tcalls/s, 1 caller\tcpu µs/call, 1 caller\t\n")
+	fmt.Fprint(w, "round\tloadavg\ttarget\tcalls/s\tp50 µs\tp99 µs\tcpu µs/call\tnats-server µs/call\ttool µs/call\tcalls/s, 1 caller\tcpu µs/call, 1 caller\t\n")
 	for i, r := range rounds {
 		for j, n := range names {
 			m := r.by[n]
@@ -204,7 +226,7 @@ func table(rounds []round, o options) string {
 			if j == 0 {
 				label, load = strconv.Itoa(i+1), r.loadavg
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%s\t%.0f\t%s\t\n", label, load, n, m.loaded.PerSecond, m.serial.P50us, m.serial.P99us, orDash(m.cpuPerCall), m.serial.PerSecond, orDash(m.serialCPUPerCall))
+			fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%s\t%s\t%s\t%.0f\t%s\t\n", label, load, n, m.loaded.PerSecond, m.serial.P50us, m.serial.P99us, orDash(m.cpuPerCall), orDash(m.busCPUPerCall), orDash(m.toolCPUPerCall), m.serial.PerSecond, orDash(m.serialCPUPerCall))
 		}
 	}
 	w.Flush()
