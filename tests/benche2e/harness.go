@@ -76,7 +76,7 @@ type options struct {
 	rounds, callers                     int
 	phase, warmup, budget               time.Duration
 	targets                             string
-	garmdEnv, compareEnv                repeated
+	garmdEnv, compareEnv, bridgeEnv     repeated
 	keep, otlpSink                      bool
 }
 
@@ -96,6 +96,7 @@ func runHarness(ctx context.Context, args []string) error {
 	fs.StringVar(&o.targets, "targets", "direct,bridge,garmd,garmd-proto", "the targets measured, comma-separated (direct, bridge, garmd, garmd-proto)")
 	fs.Var(&o.garmdEnv, "garmd-env", "an extra `NAME=value` in garmd's environment, e.g. GOGC=400 (repeatable)")
 	fs.Var(&o.compareEnv, "compare-env", "an extra `NAME=value` in the compared garmd's environment, after --garmd-env's (repeatable): --compare .tmp/bin/garmd --compare-env GOGC=100 measures one build under two settings")
+	fs.Var(&o.bridgeEnv, "bridge-env", "an extra `NAME=value` in the bridge's environment (repeatable): with --garmd-env, both front ends under one setting, e.g. GOMAXPROCS=1")
 	fs.BoolVar(&o.keep, "keep", false, "keep the working directory (the processes' logs) afterwards")
 	fs.BoolVar(&o.otlpSink, "otlp-sink", false, "trace the compared garmd at 100%, exporting over OTLP/HTTP to a receiver on loopback that drops what it gets: --compare .tmp/bin/garmd --otlp-sink measures tracing on against off")
 	if err := fs.Parse(args); err != nil {
@@ -249,7 +250,7 @@ func (p *plane) start(ctx context.Context, o options) ([]target, error) {
 	}
 	bridgeAddr := loopback(ports[3])
 	p.bridge = "http://" + bridgeAddr + route
-	if p.bridgeP, err = p.startChild("bridge", self, nil, "bridge", "--nats", p.natsURL, "--listen", bridgeAddr); err != nil {
+	if p.bridgeP, err = p.startChild("bridge", self, o.bridgeEnv, "bridge", "--nats", p.natsURL, "--listen", bridgeAddr); err != nil {
 		return nil, err
 	}
 	if err := waitTCP(ctx, p.bridgeP, bridgeAddr); err != nil {

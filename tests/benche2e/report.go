@@ -138,8 +138,8 @@ func header(o options, p *plane) string {
   garmd-proto garmd, same call with the bridge's binary body
   compare     with --compare: another garmd build, JSON body (e.g. before a change, garmd after it)
   %d rounds; each measures every target (order rotated per round): 1 caller, then %d callers, %s counted after %s warm-up
-  machine: %d CPUs, loadavg %s at start; garmd %s (pid %d), bridge pid %d; garmd env %v%s
-`, route, o.rounds, o.callers, o.phase, o.warmup, runtime.NumCPU(), loadavg(), o.garmd, p.garmdP.pid(), p.bridgeP.pid(), []string(o.garmdEnv), compared(o))
+  machine: %d CPUs, loadavg %s at start; garmd %s (pid %d), bridge pid %d, its env %v; garmd env %v%s
+`, route, o.rounds, o.callers, o.phase, o.warmup, runtime.NumCPU(), loadavg(), o.garmd, p.garmdP.pid(), p.bridgeP.pid(), []string(o.bridgeEnv), []string(o.garmdEnv), compared(o))
 }
 
 // ratio is one figure of a round, and how the table names it.
