@@ -28,7 +28,13 @@ type Artifact struct {
 	Files *protoregistry.Files
 	// Model is the tool model read from the artifact's descriptors.
 	Model *compile.Model
-	plans map[planKey]*planv1.MessagePlan
+	// Built are the descriptor files as this read built them, keyed for a
+	// later reload to reuse (ReloadToServe); nil from Read.
+	Built *Built
+	// Reused counts the files whose descriptors ReloadToServe took from
+	// the generation serving instead of building them.
+	Reused int
+	plans  map[planKey]*planv1.MessagePlan
 }
 
 // planKey names a message plan: a message used by tools of two packages has
@@ -110,7 +116,7 @@ func ReadFileData(path string) ([]byte, error) {
 
 // Read checks an artifact's bytes and returns what they hold. See the
 // package documentation for what it refuses.
-func Read(data []byte) (*Artifact, error) { return read(data, false) }
+func Read(data []byte) (*Artifact, error) { return read(data, false, nil) }
 
 // ReadToServe is Read for a reader that serves the catalogue rather than
 // inspects it: it accepts and refuses exactly what Read does, and returns
@@ -119,9 +125,22 @@ func Read(data []byte) (*Artifact, error) { return read(data, false) }
 // is decoded when its descriptors are built and dropped then, and the
 // field docs are decoded one record at a time and not kept, so a load
 // never holds the descriptor protos beside the descriptors.
-func ReadToServe(data []byte) (*Artifact, error) { return read(data, true) }
+func ReadToServe(data []byte) (*Artifact, error) { return read(data, true, nil) }
 
-func read(data []byte, serve bool) (*Artifact, error) {
+// ReloadToServe is ReadToServe for a reload: a descriptor file whose bytes
+// have the same SHA-256 as a file serving was built from, and whose imports
+// are reused the same way (Built), is not decoded or built again; serving's
+// descriptors of it are taken instead. serving must be the Built of the
+// artifact this process is serving — accepted, checked and mounted — and
+// nothing else: it is the only cache, so a refused candidate contributes
+// nothing. Every other check runs on the whole artifact as ReadToServe runs
+// it, and what it accepts and refuses, and the artifact it returns, are
+// ReadToServe's. A nil serving reuses nothing.
+func ReloadToServe(data []byte, serving *Built) (*Artifact, error) {
+	return read(data, true, serving)
+}
+
+func read(data []byte, serve bool, serving *Built) (*Artifact, error) {
 	if len(data) > MaxSize {
 		return nil, fmt.Errorf("not a catalogue: larger than %d MiB", MaxSize>>20)
 	}
@@ -159,7 +178,7 @@ func read(data []byte, serve bool) (*Artifact, error) {
 	for i, f := range files {
 		names[i] = f.name
 	}
-	registry, err := buildFiles(files)
+	registry, built, reused, err := buildFiles(files, serving)
 	if malformed := (*malformedError)(nil); errors.As(err, &malformed) {
 		return nil, fmt.Errorf("not a catalogue: %w", malformed.err)
 	}
@@ -167,6 +186,9 @@ func read(data []byte, serve bool) (*Artifact, error) {
 		return nil, fmt.Errorf("its descriptors do not resolve on their own: %w", err)
 	}
 	a.Files = registry
+	if serve {
+		a.Built, a.Reused = built, reused
+	}
 	descs := make([]protoreflect.FileDescriptor, 0, len(names))
 	for _, name := range names {
 		fd, err := registry.FindFileByPath(name)

@@ -33,6 +33,10 @@ type encodedFile struct {
 	imports []string
 	raw     []byte
 	decoded *descriptorpb.FileDescriptorProto
+	// key, when keyed, is what the file's descriptors are built from
+	// (keyFile).
+	key   fileKey
+	keyed bool
 }
 
 // malformedError is a file of the descriptor set whose bytes proto does

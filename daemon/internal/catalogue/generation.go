@@ -55,6 +55,12 @@ type Generation struct {
 	routes    map[string]*call.Tool
 	bits      map[string]call.Compartments
 	validator protovalidate.Validator
+	// built are the descriptor files this generation was built from, keyed
+	// for the next reload to reuse (Reload).
+	built *artifact.Built
+	// reusedFiles counts the files a Reload took from the generation
+	// serving.
+	reusedFiles int
 }
 
 // Load reads and checks an artifact's bytes (artifact.ReadToServe) and
@@ -62,7 +68,25 @@ type Generation struct {
 // wrong, everything artifact.Read refuses, a catalogue with no tool, and
 // one with more tools than o.MaxTools when that is positive.
 func Load(data []byte, o Options) (*Generation, error) {
-	a, err := artifact.ReadToServe(data)
+	return Reload(data, o, nil)
+}
+
+// Reload is Load for a reload: a descriptor file of data that is
+// byte for byte one the serving generation was built from, and whose
+// imports are reused the same way, takes serving's descriptors instead of
+// being decoded and built again (artifact.ReloadToServe). The digests prove
+// the descriptors are the ones this process already built and checked;
+// every other check runs as Load runs it, and it accepts and refuses
+// exactly what Load does. serving must be the generation being served (a
+// Serving's), never a candidate that was refused or not yet mounted; nil
+// reuses nothing. serving is read, never changed, and the generation
+// returned does not keep it.
+func Reload(data []byte, o Options, serving *Generation) (*Generation, error) {
+	var reuse *artifact.Built
+	if serving != nil {
+		reuse = serving.built
+	}
+	a, err := artifact.ReloadToServe(data, reuse)
 	if err != nil {
 		return nil, refused(data, err)
 	}
@@ -177,6 +201,7 @@ func build(a *artifact.Artifact, tools []*compile.Tool) (*Generation, error) {
 	// is already its schema fragment's description: ReadToServe kept
 	// neither the descriptor set nor field_docs.
 	g.Catalogue = c
+	g.built, g.reusedFiles = a.Built, a.Reused
 	return g, nil
 }
 
