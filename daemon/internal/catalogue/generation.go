@@ -61,6 +61,9 @@ type Generation struct {
 	// reusedFiles counts the files a Reload took from the generation
 	// serving.
 	reusedFiles int
+	// servingValidator is the serving generation's validator, from Reload
+	// to Mount, which takes the shards it can reuse and forgets it.
+	servingValidator *shardedValidator
 }
 
 // Load reads and checks an artifact's bytes (artifact.ReadToServe) and
@@ -80,7 +83,9 @@ func Load(data []byte, o Options) (*Generation, error) {
 // exactly what Load does. serving must be the generation being served (a
 // Serving's), never a candidate that was refused or not yet mounted; nil
 // reuses nothing. serving is read, never changed, and the generation
-// returned does not keep it.
+// returned does not keep it; until it is mounted it keeps serving's
+// validator, whose shards over inputs it reused Mount takes instead of
+// compiling them again.
 func Reload(data []byte, o Options, serving *Generation) (*Generation, error) {
 	var reuse *artifact.Built
 	if serving != nil {
@@ -100,6 +105,9 @@ func Reload(data []byte, o Options, serving *Generation) (*Generation, error) {
 	g, err := build(a, tools)
 	if err != nil {
 		return nil, &LoadError{Digest: a.Digest, Reason: err.Error(), Err: err}
+	}
+	if serving != nil {
+		g.servingValidator, _ = serving.validator.(*shardedValidator)
 	}
 	return g, nil
 }

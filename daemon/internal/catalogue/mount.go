@@ -51,6 +51,8 @@ type Steps struct {
 // protovalidate validator over every tool's input, rules and CEL included,
 // so a rule that does not compile refuses the catalogue instead of failing
 // its tool's calls. A generation serves only once Mount has accepted it.
+// A generation that Reload made over a serving one takes, of that one's
+// validator, the shards whose inputs are the very descriptors it reused.
 func Mount(g *Generation, s Steps) error {
 	var problems []string
 	for _, t := range g.Tools {
@@ -59,7 +61,9 @@ func Mount(g *Generation, s Steps) error {
 	if len(problems) > 0 {
 		return &deny.Misconfigured{Problems: problems}
 	}
-	v, problems := compileValidator(g.Tools)
+	serving := g.servingValidator
+	g.servingValidator = nil
+	v, problems := compileValidator(g.Tools, serving)
 	if len(problems) > 0 {
 		return &deny.Misconfigured{Problems: problems}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"buf.build/go/protovalidate"
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
 	"github.com/garm-dev/garm/daemon/internal/catalogue/cataloguetest"
@@ -222,5 +223,51 @@ func TestAReloadRefusesWhatALoadRefuses(t *testing.T) {
 	bad = append(bad[:len(bad)/2:len(bad)/2], 0xff) // truncated
 	if _, err := catalogue.Reload(bad, catalogue.Options{}, serving); err == nil {
 		t.Fatal("a truncated artifact reloaded")
+	}
+}
+
+func TestAReloadsMountCompilesAgainOnlyTheShardsHoldingAChangedFile(t *testing.T) {
+	serving := loadServing(t, reloadContract(t))
+	g := reload(t, reloadContract(t, edit{"load2/v1/load.proto", "max_len: 64", "max_len: 8"}), serving)
+	changed := map[protovalidate.Validator]bool{}
+	for _, tool := range g.Tools {
+		if tool.Package == "load2.v1" {
+			changed[catalogue.ShardOf(g, tool.Input)] = true
+		}
+	}
+	reused := 0
+	for _, tool := range g.Tools {
+		was, is := toolNamed(t, serving, tool.Name), catalogue.ShardOf(g, tool.Input)
+		if is == nil {
+			t.Fatalf("%s has no shard", tool.FQN)
+		}
+		switch same := catalogue.ShardOf(serving, was.Input) == is; {
+		case changed[is] && same:
+			t.Errorf("%s: its shard holds a changed file's inputs and was reused", tool.FQN)
+		case !changed[is] && !same:
+			t.Errorf("%s: its shard holds only unchanged inputs and was compiled again", tool.FQN)
+		case same:
+			reused++
+		}
+	}
+	if reused == 0 {
+		t.Fatal("no shard was reused; the test proves nothing")
+	}
+}
+
+func TestAReloadOverAnUnmountedGenerationCompilesEveryShard(t *testing.T) {
+	data := reloadContract(t)
+	unmounted, err := catalogue.Load(data, catalogue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := reload(t, data, unmounted)
+	if catalogue.ReusedFiles(g) == 0 {
+		t.Fatal("nothing was reused")
+	}
+	for _, tool := range g.Tools {
+		if catalogue.ShardOf(g, tool.Input) == nil {
+			t.Fatalf("%s has no shard", tool.FQN)
+		}
 	}
 }
