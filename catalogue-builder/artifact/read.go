@@ -32,9 +32,10 @@ type Artifact struct {
 	// later reload to reuse (ReloadToServe); nil from Read.
 	Built *Built
 	// Reused counts the files whose descriptors ReloadToServe took from
-	// the generation serving instead of building them.
-	Reused int
-	plans  map[planKey]*planv1.MessagePlan
+	// the generation serving instead of building them, and ReusedPlans
+	// the package plans it took instead of decoding them.
+	Reused, ReusedPlans int
+	plans               map[planKey]*planv1.MessagePlan
 }
 
 // planKey names a message plan: a message used by tools of two packages has
@@ -148,9 +149,10 @@ func read(data []byte, serve bool, serving *Built) (*Artifact, error) {
 	digested := make(chan string, 1)
 	go func() { digested <- Digest(data) }()
 	var files []encodedFile
+	var plans *readPlans
 	var err error
 	if serve {
-		files, err = splitCatalogue(data, a.Catalogue)
+		files, plans, err = splitCatalogue(data, a.Catalogue, serving)
 		if err == nil && files == nil && a.Catalogue.Files != nil {
 			// Decoded whole, by proto, after all.
 			files = decodedFiles(a.Catalogue.Files)
@@ -186,9 +188,6 @@ func read(data []byte, serve bool, serving *Built) (*Artifact, error) {
 		return nil, fmt.Errorf("its descriptors do not resolve on their own: %w", err)
 	}
 	a.Files = registry
-	if serve {
-		a.Built, a.Reused = built, reused
-	}
 	descs := make([]protoreflect.FileDescriptor, 0, len(names))
 	for _, name := range names {
 		fd, err := registry.FindFileByPath(name)
@@ -197,14 +196,28 @@ func read(data []byte, serve bool, serving *Built) (*Artifact, error) {
 		}
 		descs = append(descs, fd)
 	}
-	if a.Model, err = compile.Build(descs); err != nil {
+	if a.Model, err = compile.BuildReusing(descs, serving.previousModel()); err != nil {
 		return nil, err
 	}
-	if err := a.checkPlans(); err != nil {
+	checked, err := a.checkPlans(serving, serve)
+	if err != nil {
 		return nil, err
 	}
 	if err := a.checkTaxonomy(); err != nil {
 		return nil, err
+	}
+	if serve {
+		// Only an artifact accepted whole is kept for a reload to reuse.
+		built.checked = checked
+		if plans != nil {
+			built.plans = make(map[fileKey]*planv1.PackagePlan, len(plans.keys))
+			for i, key := range plans.keys {
+				built.plans[key] = plans.plans[i]
+			}
+			a.ReusedPlans = plans.reused
+		}
+		built.model = a.Model
+		a.Built, a.Reused = built, reused
 	}
 	return a, nil
 }
@@ -262,20 +275,23 @@ func (a *Artifact) checkTaxonomy() error {
 
 // checkPlans verifies that every tool-bearing package has its recorded
 // descriptor hash and a plan for every tool input and output that describes
-// the message field for field, and that nothing else is recorded.
-func (a *Artifact) checkPlans() error {
+// the message field for field, and that nothing else is recorded. A plan
+// serving checked against the same descriptors is not checked again
+// (Built.checkedBefore). When record is set it answers every plan checked
+// against its message's descriptors.
+func (a *Artifact) checkPlans(serving *Built, record bool) (map[*planv1.MessagePlan]protoreflect.MessageDescriptor, error) {
 	c := a.Catalogue
 	a.plans = map[planKey]*planv1.MessagePlan{}
 	planned := map[string]bool{}
 	for _, pp := range c.GetPlans() {
 		if planned[pp.GetPackage()] {
-			return fmt.Errorf("plans for package %s appear twice", pp.GetPackage())
+			return nil, fmt.Errorf("plans for package %s appear twice", pp.GetPackage())
 		}
 		planned[pp.GetPackage()] = true
 		for _, mp := range pp.GetMessages() {
 			key := planKey{pp.GetPackage(), mp.GetMessage()}
 			if a.plans[key] != nil {
-				return fmt.Errorf("package %s: the plan for %s appears twice", pp.GetPackage(), mp.GetMessage())
+				return nil, fmt.Errorf("package %s: the plan for %s appears twice", pp.GetPackage(), mp.GetMessage())
 			}
 			a.plans[key] = mp
 		}
@@ -325,31 +341,41 @@ queue:
 		if ch.err != nil {
 			return ch.err
 		}
+		if serving.checkedBefore(ch.md, ch.mp) {
+			return nil
+		}
 		if err := compile.CheckPlan(ch.md, ch.mp); err != nil {
 			return fmt.Errorf("tool %s: %w", ch.tool.FQN, err)
 		}
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if tools == 0 {
-		return errors.New("the catalogue declares no tool")
+		return nil, errors.New("the catalogue declares no tool")
 	}
 	for name := range c.GetDescriptorHashes() {
 		if !withTools[name] {
-			return fmt.Errorf("a descriptor hash is recorded for %s, which has no tool", name)
+			return nil, fmt.Errorf("a descriptor hash is recorded for %s, which has no tool", name)
 		}
 	}
 	for name := range planned {
 		if !withTools[name] {
-			return fmt.Errorf("plans are recorded for %s, which has no tool", name)
+			return nil, fmt.Errorf("plans are recorded for %s, which has no tool", name)
 		}
 	}
 	for key := range a.plans {
 		if !used[key] {
-			return fmt.Errorf("package %s: the plan for %s belongs to no tool", key.pkg, key.message)
+			return nil, fmt.Errorf("package %s: the plan for %s belongs to no tool", key.pkg, key.message)
 		}
 	}
-	return nil
+	if !record {
+		return nil, nil
+	}
+	checked := make(map[*planv1.MessagePlan]protoreflect.MessageDescriptor, len(checks))
+	for _, ch := range checks {
+		checked[ch.mp] = ch.md
+	}
+	return checked, nil
 }

@@ -3,6 +3,9 @@ package artifact
 import (
 	"crypto/sha256"
 
+	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
+	"github.com/garm-dev/garm/protoc-gen-garm/compile"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -20,6 +23,23 @@ import (
 // once its read returns, so any number of reloads may read it at once.
 type Built struct {
 	files map[string]builtFile
+	// plans are the package plans by the SHA-256 of the record each was
+	// decoded from.
+	plans map[fileKey]*planv1.PackagePlan
+	// checked are the message plans checked against a message's
+	// descriptors (compile.CheckPlan), and the descriptors.
+	checked map[*planv1.MessagePlan]protoreflect.MessageDescriptor
+	// model is the tool model read from the files.
+	model *compile.Model
+}
+
+// previousModel is the tool model b's files were read into, for
+// compile.BuildReusing; nil when there is none.
+func (b *Built) previousModel() *compile.Model {
+	if b == nil {
+		return nil
+	}
+	return b.model
 }
 
 // builtFile is one file's descriptors and the key of what they were built
@@ -73,4 +93,53 @@ func keyFile(f *encodedFile, byName map[string]*encodedFile) {
 	}
 	h.Sum(f.key[:0])
 	f.keyed = true
+}
+
+// readPlans are an artifact's package plans, each with the key of its
+// record, and how many were taken from serving.
+type readPlans struct {
+	plans  []*planv1.PackagePlan
+	keys   []fileKey
+	reused int
+}
+
+// decodePlans decodes each plan record on its own, beside the others,
+// keyed by the SHA-256 of its bytes: a record serving holds under the same
+// key is the same bytes, so serving's plan decoded from it is taken instead
+// (plans are never changed once loaded).
+func decodePlans(values [][]byte, serving *Built) (*readPlans, error) {
+	read := &readPlans{plans: make([]*planv1.PackagePlan, len(values)), keys: make([]fileKey, len(values))}
+	taken := make([]bool, len(values))
+	opts := proto.UnmarshalOptions{Resolver: optionsUnresolved}
+	err := forEach(len(values), func(i int) error {
+		read.keys[i] = sha256.Sum256(values[i])
+		if serving != nil {
+			if p, ok := serving.plans[read.keys[i]]; ok {
+				read.plans[i], taken[i] = p, true
+				return nil
+			}
+		}
+		read.plans[i] = new(planv1.PackagePlan)
+		return opts.Unmarshal(values[i], read.plans[i])
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range taken {
+		if t {
+			read.reused++
+		}
+	}
+	return read, nil
+}
+
+// checkedBefore reports whether serving checked mp against md: a plan
+// serving checked is the same plan, and the same descriptors give the
+// same answer.
+func (b *Built) checkedBefore(md protoreflect.MessageDescriptor, mp *planv1.MessagePlan) bool {
+	if b == nil {
+		return false
+	}
+	got, ok := b.checked[mp]
+	return ok && got == md
 }

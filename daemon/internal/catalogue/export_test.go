@@ -17,6 +17,10 @@ func CompileShards(tools []*call.Tool, n int) (protovalidate.Validator, []string
 // prove.
 func ReusedFiles(g *Generation) int { return g.reusedFiles }
 
+// ReusedPlans counts the package plans g's Reload took from the generation
+// serving.
+func ReusedPlans(g *Generation) int { return g.reusedPlans }
+
 // ShardOf is the shard of g's validator compiled for md, or nil.
 func ShardOf(g *Generation, md protoreflect.MessageDescriptor) protovalidate.Validator {
 	v, _ := g.validator.(*shardedValidator)

@@ -58,9 +58,9 @@ type Generation struct {
 	// built are the descriptor files this generation was built from, keyed
 	// for the next reload to reuse (Reload).
 	built *artifact.Built
-	// reusedFiles counts the files a Reload took from the generation
-	// serving.
-	reusedFiles int
+	// reusedFiles and reusedPlans count the descriptor files and package
+	// plans a Reload took from the generation serving.
+	reusedFiles, reusedPlans int
 	// servingValidator is the serving generation's validator, from Reload
 	// to Mount, which takes the shards it can reuse and forgets it.
 	servingValidator *shardedValidator
@@ -209,7 +209,7 @@ func build(a *artifact.Artifact, tools []*compile.Tool) (*Generation, error) {
 	// is already its schema fragment's description: ReadToServe kept
 	// neither the descriptor set nor field_docs.
 	g.Catalogue = c
-	g.built, g.reusedFiles = a.Built, a.Reused
+	g.built, g.reusedFiles, g.reusedPlans = a.Built, a.Reused, a.ReusedPlans
 	return g, nil
 }
 
@@ -293,7 +293,9 @@ func (r *ruleNumbering) of(plan *planv1.MessagePlan) ([]call.Compartments, error
 	}
 	out := make([]call.Compartments, len(plan.GetRules()))
 	for i, rule := range plan.GetRules() {
-		if isBareOmit(rule.GetOnDeny()) {
+		// A plan a reload took from the serving generation was shared
+		// already, and is read by calls being served: it is not written.
+		if rule.OnDeny != bareOmit && isBareOmit(rule.GetOnDeny()) {
 			rule.OnDeny = bareOmit
 		}
 		names := rule.GetCompartments()

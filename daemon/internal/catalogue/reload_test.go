@@ -10,10 +10,12 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
 	"github.com/garm-dev/garm/daemon/internal/catalogue/cataloguetest"
+	cataloguev1 "github.com/garm-dev/garm/gen/garm/catalogue/v1"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
 )
 
 // edit replaces every old in the file at path (under the contract's
@@ -162,6 +164,12 @@ func TestAReloadRebuildsAChangedFileAndOnlyIt(t *testing.T) {
 			t.Errorf("%s: reused %v", path, reused)
 		}
 	}
+	// The tool model of an unchanged package is serving's; a changed one's
+	// is read again.
+	if toolNamed(t, g, "load1_tool0").Policy != toolNamed(t, serving, "load1_tool0").Policy ||
+		toolNamed(t, g, "load2_tool0").Policy == toolNamed(t, serving, "load2_tool0").Policy {
+		t.Error("the tool model was not taken exactly where the files were")
+	}
 	// The rule served is the new one.
 	msg := cataloguetest.Message(t, toolNamed(t, g, "load2_tool0").Input, `{"id": "123456789", "limit": 1}`)
 	if err := g.Validator().Validate(msg); err == nil {
@@ -270,4 +278,84 @@ func TestAReloadOverAnUnmountedGenerationCompilesEveryShard(t *testing.T) {
 			t.Fatalf("%s has no shard", tool.FQN)
 		}
 	}
+}
+
+func TestAReloadTakesThePlansOfUnchangedPackagesAndDecodesTheRest(t *testing.T) {
+	data := reloadContract(t)
+	serving := loadServing(t, data)
+	if g := reload(t, data, serving); catalogue.ReusedPlans(g) != len(serving.Catalogue.GetPlans()) {
+		t.Fatalf("an unchanged reload took %d of %d plans", catalogue.ReusedPlans(g), len(serving.Catalogue.GetPlans()))
+	}
+	// load2's request gains a field: its plan changes, the others do not.
+	g := reload(t, reloadContract(t, edit{"load2/v1/load.proto", "  optional int32 limit = 2", "  // Since when.\n  optional string since = 3;\n  optional int32 limit = 2"}), serving)
+	if catalogue.ReusedPlans(g) != len(serving.Catalogue.GetPlans())-1 {
+		t.Fatalf("took %d of %d plans, one of which changed", catalogue.ReusedPlans(g), len(serving.Catalogue.GetPlans()))
+	}
+	if toolNamed(t, g, "load2_tool0").InputPlan == toolNamed(t, serving, "load2_tool0").InputPlan {
+		t.Fatal("load2's changed plan was taken from serving")
+	}
+	if toolNamed(t, g, "load1_tool0").InputPlan != toolNamed(t, serving, "load1_tool0").InputPlan {
+		t.Fatal("load1's unchanged plan was decoded again")
+	}
+}
+
+func TestAServingPlanOverChangedDescriptorsIsCheckedAgain(t *testing.T) {
+	serving := loadServing(t, reloadContract(t))
+	// A forged artifact: load2's requests gain a field, its descriptor
+	// hash is the true one, and its plans are serving's, byte for byte,
+	// which no longer describe the request.
+	changed := reloadContract(t, edit{"load2/v1/load.proto", "  optional int32 limit = 2", "  // Since when.\n  optional string since = 3;\n  optional int32 limit = 2"})
+	forged := reencode(t, changed, func(c *cataloguev1.Catalogue) {
+		for i, pp := range c.GetPlans() {
+			if pp.GetPackage() == "load2.v1" {
+				for _, old := range serving.Catalogue.GetPlans() {
+					if old.GetPackage() == "load2.v1" {
+						c.Plans[i] = old
+					}
+				}
+			}
+		}
+	})
+	if _, err := catalogue.Load(forged, catalogue.Options{}); err == nil {
+		t.Fatal("the forgery loads; it proves nothing")
+	}
+	g, err := catalogue.Reload(forged, catalogue.Options{}, serving)
+	if err == nil {
+		t.Fatalf("a plan that does not describe its message reloaded (%d plans taken)", catalogue.ReusedPlans(g))
+	}
+	// The record was serving's, byte for byte: the same bytes over
+	// serving's own descriptors take every plan.
+	same := reencode(t, reloadContract(t), func(*cataloguev1.Catalogue) {})
+	if g := reload(t, same, serving); catalogue.ReusedPlans(g) != len(serving.Catalogue.GetPlans()) {
+		t.Fatalf("re-encoded plans are not serving's bytes: %d taken", catalogue.ReusedPlans(g))
+	}
+}
+
+func TestAReloadWritesNothingTheServingGenerationHolds(t *testing.T) {
+	// Under -race: calls read the serving generation's plans and
+	// validator while reloads over it take them.
+	data := reloadContract(t)
+	serving := loadServing(t, data)
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for _, tool := range serving.Tools {
+				for _, r := range tool.InputPlan.GetRules() {
+					_ = r.GetOnDeny().GetOmit()
+				}
+				_ = serving.Validator().Validate(dynamicpb.NewMessage(tool.Input))
+			}
+		}
+	}()
+	for range 3 {
+		reload(t, data, serving)
+	}
+	close(stop)
+	<-stopped
 }
