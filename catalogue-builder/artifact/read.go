@@ -215,6 +215,7 @@ func read(data []byte, serve bool, serving *Built) (*Artifact, error) {
 				built.plans[key] = plans.plans[i]
 			}
 			a.ReusedPlans = plans.reused
+			built.docs, built.docsChecked = plans.docs, true
 		}
 		built.model = a.Model
 		a.Built, a.Reused = built, reused
@@ -281,8 +282,12 @@ func (a *Artifact) checkTaxonomy() error {
 // against its message's descriptors.
 func (a *Artifact) checkPlans(serving *Built, record bool) (map[*planv1.MessagePlan]protoreflect.MessageDescriptor, error) {
 	c := a.Catalogue
-	a.plans = map[planKey]*planv1.MessagePlan{}
-	planned := map[string]bool{}
+	messages := 0
+	for _, pp := range c.GetPlans() {
+		messages += len(pp.GetMessages())
+	}
+	a.plans = make(map[planKey]*planv1.MessagePlan, messages)
+	planned := make(map[string]bool, len(c.GetPlans()))
 	for _, pp := range c.GetPlans() {
 		if planned[pp.GetPackage()] {
 			return nil, fmt.Errorf("plans for package %s appear twice", pp.GetPackage())
@@ -305,8 +310,8 @@ func (a *Artifact) checkPlans(serving *Built, record bool) (map[*planv1.MessageP
 		mp   *planv1.MessagePlan
 		err  error // a refusal found before the plan could be checked
 	}
-	var checks []planCheck
-	tools, withTools, used := 0, map[string]bool{}, map[planKey]bool{}
+	checks := make([]planCheck, 0, messages)
+	tools, withTools, used := 0, make(map[string]bool, len(planned)), make(map[planKey]bool, messages)
 queue:
 	for _, pkg := range a.Model.Packages {
 		if len(pkg.Tools) == 0 {

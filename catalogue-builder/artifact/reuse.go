@@ -31,6 +31,26 @@ type Built struct {
 	checked map[*planv1.MessagePlan]protoreflect.MessageDescriptor
 	// model is the tool model read from the files.
 	model *compile.Model
+	// docs, when docsChecked, is the SHA-256 of the field-docs records
+	// checked (checkFieldDocs).
+	docs        fileKey
+	docsChecked bool
+}
+
+// checkDocs is checkFieldDocs of records, unless serving checked records
+// of the same SHA-256 (the check is a pure function of their bytes). It
+// answers their key.
+func (b *Built) checkDocs(records [][]byte) (fileKey, error) {
+	h := sha256.New()
+	for _, r := range records {
+		h.Write(r)
+	}
+	var key fileKey
+	h.Sum(key[:0])
+	if b != nil && b.docsChecked && b.docs == key {
+		return key, nil
+	}
+	return key, checkFieldDocs(records)
 }
 
 // previousModel is the tool model b's files were read into, for
@@ -101,6 +121,8 @@ type readPlans struct {
 	plans  []*planv1.PackagePlan
 	keys   []fileKey
 	reused int
+	// docs is the SHA-256 of the field-docs records, in order.
+	docs fileKey
 }
 
 // decodePlans decodes each plan record on its own, beside the others,

@@ -107,6 +107,7 @@ func splitCatalogue(data []byte, c *cataloguev1.Catalogue, serving *Built) ([]en
 		at += n
 	}
 	var read *readPlans
+	var docsKey fileKey
 	var files []encodedFile
 	jobs := []func() error{
 		func() (err error) {
@@ -119,7 +120,7 @@ func splitCatalogue(data []byte, c *cataloguev1.Catalogue, serving *Built) ([]en
 			return err
 		},
 		func() (err error) { read, err = decodePlans(plans, serving); return err },
-		func() error { return checkFieldDocs(docs) },
+		func() (err error) { docsKey, err = serving.checkDocs(docs); return err },
 		func() error { return opts.Unmarshal(rest.bytes(data), c) },
 	}
 	if err := forEach(len(jobs), func(i int) error { return jobs[i]() }); err != nil {
@@ -128,6 +129,7 @@ func splitCatalogue(data []byte, c *cataloguev1.Catalogue, serving *Built) ([]en
 	if len(read.plans) > 0 {
 		c.Plans = read.plans
 	}
+	read.docs = docsKey
 	return files, read, nil
 }
 

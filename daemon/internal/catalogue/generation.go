@@ -186,9 +186,10 @@ func build(a *artifact.Artifact, tools []*compile.Tool) (*Generation, error) {
 	slices.Sort(g.ToolSets)
 	g.ToolSets = slices.Compact(g.ToolSets)
 
-	rules := &ruleNumbering{g: g, memo: map[string]call.Compartments{}}
+	rules := &ruleNumbering{g: g, memo: map[string]call.Compartments{}, plans: make(map[*planv1.MessagePlan][]call.Compartments, 2*len(tools))}
+	cards := cardReach{}
 	for _, t := range tools {
-		ct, err := g.newTool(a, t, rules)
+		ct, err := g.newTool(a, t, rules, cards)
 		if err != nil {
 			return nil, err
 		}
@@ -213,7 +214,7 @@ func build(a *artifact.Artifact, tools []*compile.Tool) (*Generation, error) {
 	return g, nil
 }
 
-func (g *Generation) newTool(a *artifact.Artifact, t *compile.Tool, rules *ruleNumbering) (*call.Tool, error) {
+func (g *Generation) newTool(a *artifact.Artifact, t *compile.Tool, rules *ruleNumbering, cards cardReach) (*call.Tool, error) {
 	pkg := string(t.Desc.ParentFile().Package())
 	in, out := t.Desc.Input(), t.Desc.Output()
 	ct := &call.Tool{
@@ -247,7 +248,7 @@ func (g *Generation) newTool(a *artifact.Artifact, t *compile.Tool, rules *ruleN
 	if ct.OutputRuleCompartments, err = rules.of(ct.OutputPlan); err != nil {
 		return nil, fmt.Errorf("tool %s: %w", t.FQN, err)
 	}
-	if err = g.readCards(ct); err != nil {
+	if err = g.readCards(ct, cards); err != nil {
 		return nil, fmt.Errorf("tool %s: %w", t.FQN, err)
 	}
 	return ct, nil
@@ -260,9 +261,9 @@ func (g *Generation) newTool(a *artifact.Artifact, t *compile.Tool, rules *ruleN
 // name. Only a tool that can answer with a card has any of this: reading
 // the options of every output would cost every load for the few tools that
 // use it.
-func (g *Generation) readCards(t *call.Tool) error {
+func (g *Generation) readCards(t *call.Tool, cards cardReach) error {
 	t.CardFloor = call.Label{Clearance: t.MinClearance, Compartments: t.Compartments}
-	if _, t.AnswersCards = reachesCard(t.Output); !t.AnswersCards {
+	if _, t.AnswersCards = cards.reachesCard(t.Output); !t.AnswersCards {
 		return nil
 	}
 	t.CardHolders = card.Holders(t.Output)

@@ -359,3 +359,19 @@ func TestAReloadWritesNothingTheServingGenerationHolds(t *testing.T) {
 	close(stop)
 	<-stopped
 }
+
+func TestAReloadWhoseChangedFileHasARuleThatDoesNotCompileDoesNotMount(t *testing.T) {
+	serving := loadServing(t, reloadContract(t))
+	broken := reloadContract(t, edit{"load1/v1/load.proto", "message Tool0Request {\n", "message Tool0Request {\n  option (buf.validate.message).cel = {id: \"broken\" message: \"never compiles\" expression: \"this.nothing_here > 1\"};\n"})
+	g, err := catalogue.Reload(broken, catalogue.Options{}, serving)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := problemsOf(t, catalogue.Mount(g, catalogue.Steps{}), "load1.v1.load1_tool0")
+	if len(got) != 1 || !strings.HasPrefix(got[0], "tool load1.v1.load1_tool0 has validation rules on load1.v1.Tool0Request that do not compile") {
+		t.Fatalf("problems %q", got)
+	}
+	if g.Validator() != nil {
+		t.Error("a refused generation holds a validator")
+	}
+}

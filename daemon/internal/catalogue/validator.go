@@ -55,13 +55,14 @@ const minValidatorShards = 8
 func compileShards(tools []*call.Tool, n int, serving *shardedValidator) (protovalidate.Validator, []string) {
 	buckets := shardInputs(tools, n)
 	errs := make([]error, n)
+	taken := make([]bool, n)
 	inParallel(n, func(i int) {
 		b := &buckets[i]
 		if len(b.inputs) == 0 {
 			return
 		}
 		if serving != nil && len(serving.buckets) == n && slices.Equal(serving.buckets[i].inputs, b.inputs) {
-			b.validator = serving.buckets[i].validator
+			b.validator, taken[i] = serving.buckets[i].validator, true
 			return
 		}
 		b.validator, errs[i] = protovalidate.New(protovalidate.WithMessageDescriptors(b.inputs...), protovalidate.WithDisableLazy())
@@ -70,10 +71,14 @@ func compileShards(tools []*call.Tool, n int, serving *shardedValidator) (protov
 		return nil, []string{fmt.Sprintf("the tools' validation rules do not compile: %v", err)}
 	}
 	v := &shardedValidator{buckets: buckets, byInput: make(map[protoreflect.MessageDescriptor]protovalidate.Validator, len(tools))}
-	for _, b := range buckets {
+	// A shard taken from serving passed this check in serving's mount, on
+	// the same descriptors, and answers it the same now.
+	compiled := make(map[protovalidate.Validator]bool, n)
+	for i, b := range buckets {
 		if b.validator == nil {
 			continue
 		}
+		compiled[b.validator] = !taken[i]
 		v.shards = append(v.shards, b.validator)
 		for _, md := range b.inputs {
 			v.byInput[md] = b.validator
@@ -82,6 +87,9 @@ func compileShards(tools []*call.Tool, n int, serving *shardedValidator) (protov
 	problems := make([]string, len(tools))
 	inParallel(len(tools), func(i int) {
 		t := tools[i]
+		if !compiled[v.byInput[t.Input]] {
+			return
+		}
 		var compile *protovalidate.CompilationError
 		if err := v.Validate(dynamicpb.NewMessage(t.Input)); errors.As(err, &compile) {
 			problems[i] = fmt.Sprintf("tool %s has validation rules on %s that do not compile: %v", t.FQN, t.Input.FullName(), compile)
