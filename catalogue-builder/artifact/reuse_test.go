@@ -109,7 +109,7 @@ func TestReloadingToServeAcceptsAndRefusesWhatReadingToServeDoes(t *testing.T) {
 		"truncated":        built[:len(built)-3],
 		// serving's docs, then one that is not UTF-8: checked again.
 		"field docs that are not UTF-8 after serving's": slices.Concat(built, record(6, slices.Concat(record(1, []byte("a.b")), record(2, []byte("\xff"))))),
-		"a field doc added":                              slices.Concat(built, record(6, slices.Concat(record(1, []byte("a.b")), record(2, []byte("A doc."))))),
+		"a field doc added":                             slices.Concat(built, record(6, slices.Concat(record(1, []byte("a.b")), record(2, []byte("A doc."))))),
 	}
 	for name, data := range inputs {
 		t.Run(name, func(t *testing.T) { sameReload(t, data, serving) })
