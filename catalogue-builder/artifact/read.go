@@ -28,8 +28,8 @@ type Artifact struct {
 	Files *protoregistry.Files
 	// Model is the tool model read from the artifact's descriptors.
 	Model *compile.Model
-	// Built are the descriptor files as this read built them, keyed for a
-	// later reload to reuse (ReloadToServe); nil from Read.
+	// Built is what this read built and checked, keyed for a later reload
+	// to reuse (ReloadToServe); nil from Read.
 	Built *Built
 	// Reused counts the files whose descriptors ReloadToServe took from
 	// the generation serving instead of building them, and ReusedPlans

@@ -9,18 +9,25 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// Built are the descriptor files an artifact read to serve was built from,
-// each with the key that says what it was built from: the SHA-256 of the
-// file's bytes and the keys of its imports, in order (a Merkle chain). A
-// reload may take a file's descriptors from the generation serving instead
-// of building them again only when the keys are equal (ReloadToServe):
-// building a file's descriptors is a pure function of its bytes and its
-// imports' descriptors, so equal keys prove the result is the one this
-// process already built and checked (docs/decisions/0070, 0076).
+// Built is what this process built and checked from an artifact it read to
+// serve, kept for the next reload to reuse where the digests prove it
+// unchanged (ReloadToServe; docs/decisions/0070, 0076):
 //
-// Built holds only what this process built itself from bytes it read;
-// nothing an artifact says about itself goes into a key. It is read-only
-// once its read returns, so any number of reloads may read it at once.
+//   - each descriptor file's descriptors, keyed by the SHA-256 of the file's
+//     bytes and the keys of its imports, in order (a Merkle chain): building
+//     a file is a pure function of its bytes and its imports' descriptors;
+//   - each package plan, keyed by the SHA-256 of its record: decoding is a
+//     pure function of the bytes;
+//   - which plan was checked against which message descriptors, the check
+//     being a pure function of the two;
+//   - the tool model, a package of which is a pure function of its files'
+//     descriptors (compile.BuildReusing);
+//   - the SHA-256 of the field-docs records it checked.
+//
+// Built holds only what this process built itself from bytes it read and
+// accepted whole; nothing an artifact says about itself goes into a key. It
+// is read-only once its read returns, so any number of reloads may read it
+// at once.
 type Built struct {
 	files map[string]builtFile
 	// plans are the package plans by the SHA-256 of the record each was
