@@ -199,8 +199,11 @@ func read(data []byte, serve bool, serving *Built) (*Artifact, error) {
 	if a.Model, err = compile.BuildReusing(descs, serving.previousModel()); err != nil {
 		return nil, err
 	}
-	checked, err := a.checkPlans(serving, serve)
-	if err != nil {
+	var taken map[*planv1.PackagePlan]bool
+	if plans != nil {
+		taken = plans.taken()
+	}
+	if err := a.checkPlans(serving, taken); err != nil {
 		return nil, err
 	}
 	if err := a.checkTaxonomy(); err != nil {
@@ -208,7 +211,6 @@ func read(data []byte, serve bool, serving *Built) (*Artifact, error) {
 	}
 	if serve {
 		// Only an artifact accepted whole is kept for a reload to reuse.
-		built.checked = checked
 		if plans != nil {
 			built.plans = make(map[fileKey]*planv1.PackagePlan, len(plans.keys))
 			for i, key := range plans.keys {
@@ -277,10 +279,9 @@ func (a *Artifact) checkTaxonomy() error {
 // checkPlans verifies that every tool-bearing package has its recorded
 // descriptor hash and a plan for every tool input and output that describes
 // the message field for field, and that nothing else is recorded. A plan
-// serving checked against the same descriptors is not checked again
-// (Built.checkedBefore). When record is set it answers every plan checked
-// against its message's descriptors.
-func (a *Artifact) checkPlans(serving *Built, record bool) (map[*planv1.MessagePlan]protoreflect.MessageDescriptor, error) {
+// of a package plan taken from serving (taken) is not checked against
+// descriptors serving checked it against (Built.checkedBefore).
+func (a *Artifact) checkPlans(serving *Built, taken map[*planv1.PackagePlan]bool) error {
 	c := a.Catalogue
 	messages := 0
 	for _, pp := range c.GetPlans() {
@@ -288,17 +289,24 @@ func (a *Artifact) checkPlans(serving *Built, record bool) (map[*planv1.MessageP
 	}
 	a.plans = make(map[planKey]*planv1.MessagePlan, messages)
 	planned := make(map[string]bool, len(c.GetPlans()))
+	var fromServing map[*planv1.MessagePlan]bool
 	for _, pp := range c.GetPlans() {
 		if planned[pp.GetPackage()] {
-			return nil, fmt.Errorf("plans for package %s appear twice", pp.GetPackage())
+			return fmt.Errorf("plans for package %s appear twice", pp.GetPackage())
 		}
 		planned[pp.GetPackage()] = true
 		for _, mp := range pp.GetMessages() {
 			key := planKey{pp.GetPackage(), mp.GetMessage()}
 			if a.plans[key] != nil {
-				return nil, fmt.Errorf("package %s: the plan for %s appears twice", pp.GetPackage(), mp.GetMessage())
+				return fmt.Errorf("package %s: the plan for %s appears twice", pp.GetPackage(), mp.GetMessage())
 			}
 			a.plans[key] = mp
+			if taken[pp] {
+				if fromServing == nil {
+					fromServing = make(map[*planv1.MessagePlan]bool, messages)
+				}
+				fromServing[mp] = true
+			}
 		}
 	}
 	// The checks run in the order below and the first refusal is returned;
@@ -346,7 +354,7 @@ queue:
 		if ch.err != nil {
 			return ch.err
 		}
-		if serving.checkedBefore(ch.md, ch.mp) {
+		if fromServing[ch.mp] && serving.checkedBefore(ch.md) {
 			return nil
 		}
 		if err := compile.CheckPlan(ch.md, ch.mp); err != nil {
@@ -355,32 +363,25 @@ queue:
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if tools == 0 {
-		return nil, errors.New("the catalogue declares no tool")
+		return errors.New("the catalogue declares no tool")
 	}
 	for name := range c.GetDescriptorHashes() {
 		if !withTools[name] {
-			return nil, fmt.Errorf("a descriptor hash is recorded for %s, which has no tool", name)
+			return fmt.Errorf("a descriptor hash is recorded for %s, which has no tool", name)
 		}
 	}
 	for name := range planned {
 		if !withTools[name] {
-			return nil, fmt.Errorf("plans are recorded for %s, which has no tool", name)
+			return fmt.Errorf("plans are recorded for %s, which has no tool", name)
 		}
 	}
 	for key := range a.plans {
 		if !used[key] {
-			return nil, fmt.Errorf("package %s: the plan for %s belongs to no tool", key.pkg, key.message)
+			return fmt.Errorf("package %s: the plan for %s belongs to no tool", key.pkg, key.message)
 		}
 	}
-	if !record {
-		return nil, nil
-	}
-	checked := make(map[*planv1.MessagePlan]protoreflect.MessageDescriptor, len(checks))
-	for _, ch := range checks {
-		checked[ch.mp] = ch.md
-	}
-	return checked, nil
+	return nil
 }

@@ -18,8 +18,6 @@ import (
 //     a file is a pure function of its bytes and its imports' descriptors;
 //   - each package plan, keyed by the SHA-256 of its record: decoding is a
 //     pure function of the bytes;
-//   - which plan was checked against which message descriptors, the check
-//     being a pure function of the two;
 //   - the tool model, a package of which is a pure function of its files'
 //     descriptors (compile.BuildReusing);
 //   - the SHA-256 of the field-docs records it checked.
@@ -33,9 +31,6 @@ type Built struct {
 	// plans are the package plans by the SHA-256 of the record each was
 	// decoded from.
 	plans map[fileKey]*planv1.PackagePlan
-	// checked are the message plans checked against a message's
-	// descriptors (compile.CheckPlan), and the descriptors.
-	checked map[*planv1.MessagePlan]protoreflect.MessageDescriptor
 	// model is the tool model read from the files.
 	model *compile.Model
 	// docs, when docsChecked, is the SHA-256 of the field-docs records
@@ -125,9 +120,10 @@ func keyFile(f *encodedFile, byName map[string]*encodedFile) {
 // readPlans are an artifact's package plans, each with the key of its
 // record, and how many were taken from serving.
 type readPlans struct {
-	plans  []*planv1.PackagePlan
-	keys   []fileKey
-	reused int
+	plans       []*planv1.PackagePlan
+	keys        []fileKey
+	fromServing []bool
+	reused      int
 	// docs is the SHA-256 of the field-docs records, in order.
 	docs fileKey
 }
@@ -138,7 +134,8 @@ type readPlans struct {
 // (plans are never changed once loaded).
 func decodePlans(values [][]byte, serving *Built) (*readPlans, error) {
 	read := &readPlans{plans: make([]*planv1.PackagePlan, len(values)), keys: make([]fileKey, len(values))}
-	taken := make([]bool, len(values))
+	read.fromServing = make([]bool, len(values))
+	taken := read.fromServing
 	opts := proto.UnmarshalOptions{Resolver: optionsUnresolved}
 	err := forEach(len(values), func(i int) error {
 		read.keys[i] = sha256.Sum256(values[i])
@@ -162,13 +159,28 @@ func decodePlans(values [][]byte, serving *Built) (*readPlans, error) {
 	return read, nil
 }
 
-// checkedBefore reports whether serving checked mp against md: a plan
-// serving checked is the same plan, and the same descriptors give the
-// same answer.
-func (b *Built) checkedBefore(md protoreflect.MessageDescriptor, mp *planv1.MessagePlan) bool {
+// checkedBefore reports whether serving checked a plan it holds, for the
+// message named as md is, against md itself (compile.CheckPlan, a pure
+// function of the two), so a reload taking that plan need not check it
+// again. Every plan an accepted artifact holds belongs to a tool and was
+// checked against that tool's message of the plan's name, which its
+// registry held once, in one file; md is that very descriptor when its file
+// is serving's very file of its path.
+func (b *Built) checkedBefore(md protoreflect.MessageDescriptor) bool {
 	if b == nil {
 		return false
 	}
-	got, ok := b.checked[mp]
-	return ok && got == md
+	f, ok := b.files[md.ParentFile().Path()]
+	return ok && f.desc == md.ParentFile()
+}
+
+// taken are the package plans taken from serving.
+func (r *readPlans) taken() map[*planv1.PackagePlan]bool {
+	taken := make(map[*planv1.PackagePlan]bool, r.reused)
+	for i, p := range r.plans {
+		if r.fromServing[i] {
+			taken[p] = true
+		}
+	}
+	return taken
 }

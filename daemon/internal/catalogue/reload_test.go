@@ -375,3 +375,25 @@ func TestAReloadWhoseChangedFileHasARuleThatDoesNotCompileDoesNotMount(t *testin
 		t.Error("a refused generation holds a validator")
 	}
 }
+
+func TestAChangedPlanOverServingsDescriptorsIsChecked(t *testing.T) {
+	data := reloadContract(t)
+	serving := loadServing(t, data)
+	// A forged artifact: serving's descriptors, byte for byte, and load1's
+	// request plan less a rule, which no longer describes the request.
+	forged := reencode(t, data, func(c *cataloguev1.Catalogue) {
+		for _, pp := range c.GetPlans() {
+			for _, mp := range pp.GetMessages() {
+				if mp.GetMessage() == "load1.v1.Tool0Request" {
+					mp.Rules = mp.Rules[:len(mp.Rules)-1]
+				}
+			}
+		}
+	})
+	if _, err := catalogue.Load(forged, catalogue.Options{}); err == nil {
+		t.Fatal("the forgery loads; it proves nothing")
+	}
+	if g, err := catalogue.Reload(forged, catalogue.Options{}, serving); err == nil {
+		t.Fatalf("a plan that does not describe its message reloaded (%d files taken)", catalogue.ReusedFiles(g))
+	}
+}
