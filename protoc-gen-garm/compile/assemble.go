@@ -54,6 +54,10 @@ func assembleSchema(plan *planv1.MessagePlan, shown func(int, *planv1.FieldRule)
 	nodes := make(map[string]*assemblyNode, 4)
 	nodes[""] = root
 	var dropped map[string]bool
+	var leaves rawValues
+	if placeRaw {
+		leaves = make(rawValues, 0, len(rules))
+	}
 	size := len(plan.GetSchema()) + len(SchemaDialect) + 32
 	for i, rule := range rules {
 		path := rule.GetPath()
@@ -82,7 +86,7 @@ func assembleSchema(plan *planv1.MessagePlan, shown func(int, *planv1.FieldRule)
 		var placed any
 		leaf := rule.GetContainer() == planv1.Container_CONTAINER_LEAF
 		if leaf && placeRaw && isObjectText(rule.GetSchema()) && canonical(rule.GetSchema()) {
-			placed = rawJSON(rule.GetSchema())
+			placed = leaves.place(rule.GetSchema())
 		} else {
 			if fragment, err = object(rule.GetSchema()); err != nil {
 				return nil, fmt.Errorf("%s: rule %q: %w", plan.GetMessage(), path, err)

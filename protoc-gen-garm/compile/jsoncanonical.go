@@ -10,8 +10,19 @@ import "unicode/utf8"
 // would decode and encode again. Anything not plainly canonical is
 // decoded as before, so what assembly writes and refuses does not change.
 
-// rawJSON is canonical JSON text, written as it is.
+// rawJSON is canonical JSON text, written as it is. Values hold it by
+// pointer (*rawJSON), so placing one in an any allocates nothing; the
+// pointers are into slices (rawValues) never changed once appended to.
 type rawJSON string
+
+// rawValues hands out *rawJSON from one backing array: an append that
+// outgrows it moves on to another, and what was handed out stays valid.
+type rawValues []rawJSON
+
+func (r *rawValues) place(s string) *rawJSON {
+	*r = append(*r, rawJSON(s))
+	return &(*r)[len(*r)-1]
+}
 
 // canonical reports whether s is one JSON value that encodeJSON of
 // decodeJSONString(s) gives back byte for byte. It answers false for
@@ -158,6 +169,7 @@ func shallowObject(s string) (map[string]any, bool) {
 		return nil, false
 	}
 	object := make(map[string]any, 8)
+	values := make(rawValues, 0, 8)
 	c := canonicalScanner{data: s, at: 1}
 	if c.peek() == '}' {
 		return object, true
@@ -167,7 +179,7 @@ func shallowObject(s string) (map[string]any, bool) {
 		c.at++ // ':'
 		start := c.at
 		c.value(1)
-		object[name] = rawJSON(s[start:c.at])
+		object[name] = values.place(s[start:c.at])
 		if c.peek() == '}' {
 			return object, true
 		}
@@ -178,15 +190,15 @@ func shallowObject(s string) (map[string]any, bool) {
 // expand replaces object[key], when it is rawJSON, by its decoded value,
 // so assembly can change it.
 func expand(object map[string]any, key string) error {
-	raw, ok := object[key].(rawJSON)
+	raw, ok := object[key].(*rawJSON)
 	if !ok {
 		return nil
 	}
-	if sub, ok := shallowObject(string(raw)); ok {
+	if sub, ok := shallowObject(string(*raw)); ok {
 		object[key] = sub
 		return nil
 	}
-	v, err := decodeJSONString(string(raw))
+	v, err := decodeJSONString(string(*raw))
 	if err != nil {
 		return err
 	}

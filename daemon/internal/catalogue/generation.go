@@ -55,8 +55,8 @@ type Generation struct {
 	routes    map[string]*call.Tool
 	bits      map[string]call.Compartments
 	validator protovalidate.Validator
-	// built are the descriptor files this generation was built from, keyed
-	// for the next reload to reuse (Reload).
+	// built is what this generation's artifact was built into and checked
+	// as, keyed for the next reload to reuse (Reload).
 	built *artifact.Built
 	// reusedFiles and reusedPlans count the descriptor files and package
 	// plans a Reload took from the generation serving.
@@ -74,13 +74,14 @@ func Load(data []byte, o Options) (*Generation, error) {
 	return Reload(data, o, nil)
 }
 
-// Reload is Load for a reload: a descriptor file of data that is
-// byte for byte one the serving generation was built from, and whose
-// imports are reused the same way, takes serving's descriptors instead of
-// being decoded and built again (artifact.ReloadToServe). The digests prove
-// the descriptors are the ones this process already built and checked;
-// every other check runs as Load runs it, and it accepts and refuses
-// exactly what Load does. serving must be the generation being served (a
+// Reload is Load for a reload: what data holds byte for byte as the
+// serving generation's artifact did — a descriptor file whose imports are
+// reused the same way, a package plan, the field docs — is taken from
+// serving instead of being decoded, built and checked again, and so is the
+// tool model of a package of those very files (artifact.ReloadToServe).
+// The digests prove the results are the ones this process already built
+// and checked; every other check runs as Load runs it, and it accepts and
+// refuses exactly what Load does. serving must be the generation being served (a
 // Serving's), never a candidate that was refused or not yet mounted; nil
 // reuses nothing. serving is read, never changed, and the generation
 // returned does not keep it; until it is mounted it keeps serving's

@@ -54,6 +54,8 @@ type Steps struct {
 // A generation that Reload made over a serving one takes, of that one's
 // validator, the shards whose inputs are the very descriptors it reused.
 func Mount(g *Generation, s Steps) error {
+	serving := g.servingValidator
+	g.servingValidator = nil
 	var problems []string
 	cards := cardReach{}
 	for _, t := range g.Tools {
@@ -62,8 +64,6 @@ func Mount(g *Generation, s Steps) error {
 	if len(problems) > 0 {
 		return &deny.Misconfigured{Problems: problems}
 	}
-	serving := g.servingValidator
-	g.servingValidator = nil
 	v, problems := compileValidator(g.Tools, serving)
 	if len(problems) > 0 {
 		return &deny.Misconfigured{Problems: problems}
