@@ -397,3 +397,35 @@ func TestAChangedPlanOverServingsDescriptorsIsChecked(t *testing.T) {
 		t.Fatalf("a plan that does not describe its message reloaded (%d files taken)", catalogue.ReusedFiles(g))
 	}
 }
+
+// FuzzReloadIsLoad holds a reload over a serving generation to a load of
+// the same bytes: the same acceptance, the same tools with the same
+// descriptors, policies and plans, and the same mount.
+func FuzzReloadIsLoad(f *testing.F) {
+	calculator := cataloguetest.Calculator(f)
+	f.Add(calculator)
+	f.Add(cataloguetest.Build(f, taxonomyFixture))
+	f.Add([]byte{})
+	serving, err := catalogue.Load(calculator, catalogue.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := catalogue.Mount(serving, catalogue.Steps{}); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want, wantErr := catalogue.Load(data, catalogue.Options{})
+		got, gotErr := catalogue.Reload(data, catalogue.Options{}, serving)
+		if (wantErr == nil) != (gotErr == nil) {
+			t.Fatalf("Load: %v; Reload: %v", wantErr, gotErr)
+		}
+		if wantErr != nil {
+			return
+		}
+		sameGeneration(t, got, want)
+		wantErr, gotErr = catalogue.Mount(want, catalogue.Steps{}), catalogue.Mount(got, catalogue.Steps{})
+		if (wantErr == nil) != (gotErr == nil) || wantErr != nil && wantErr.Error() != gotErr.Error() {
+			t.Fatalf("Mount after Load: %v; after Reload: %v", wantErr, gotErr)
+		}
+	})
+}
