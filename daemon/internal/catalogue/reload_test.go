@@ -3,8 +3,10 @@ package catalogue_test
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"buf.build/go/protovalidate"
 	"github.com/garm-dev/garm/daemon/internal/call"
@@ -428,4 +430,26 @@ func FuzzReloadIsLoad(f *testing.F) {
 			t.Fatalf("Mount after Load: %v; after Reload: %v", wantErr, gotErr)
 		}
 	})
+}
+
+func TestAReloadedGenerationDoesNotKeepTheOneItReplaced(t *testing.T) {
+	data := reloadContract(t)
+	serving := loadServing(t, data)
+	collected := make(chan struct{})
+	runtime.SetFinalizer(serving, func(*catalogue.Generation) { close(collected) })
+	next := reload(t, data, serving)
+	if catalogue.ReusedFiles(next) == 0 {
+		t.Fatal("nothing was reused; the test proves nothing")
+	}
+	serving = nil
+	for range 10 {
+		runtime.GC()
+		select {
+		case <-collected:
+			runtime.KeepAlive(next)
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Fatal("the replaced generation is still reachable from the one that replaced it")
 }
