@@ -212,7 +212,7 @@ func read(data []byte, serve bool, serving *Built) (*Artifact, error) {
 	if serve {
 		// Only an artifact accepted whole is kept for a reload to reuse.
 		if plans != nil {
-			built.plans = make(map[fileKey]*planv1.PackagePlan, len(plans.keys))
+			built.plans = make(map[digestKey]*planv1.PackagePlan, len(plans.keys))
 			for i, key := range plans.keys {
 				built.plans[key] = plans.plans[i]
 			}

@@ -30,24 +30,24 @@ type Built struct {
 	files map[string]builtFile
 	// plans are the package plans by the SHA-256 of the record each was
 	// decoded from.
-	plans map[fileKey]*planv1.PackagePlan
+	plans map[digestKey]*planv1.PackagePlan
 	// model is the tool model read from the files.
 	model *compile.Model
 	// docs, when docsChecked, is the SHA-256 of the field-docs records
 	// checked (checkFieldDocs).
-	docs        fileKey
+	docs        digestKey
 	docsChecked bool
 }
 
 // checkDocs is checkFieldDocs of records, unless serving checked records
 // of the same SHA-256 (the check is a pure function of their bytes). It
 // answers their key.
-func (b *Built) checkDocs(records [][]byte) (fileKey, error) {
+func (b *Built) checkDocs(records [][]byte) (digestKey, error) {
 	h := sha256.New()
 	for _, r := range records {
 		h.Write(r)
 	}
-	var key fileKey
+	var key digestKey
 	h.Sum(key[:0])
 	if b != nil && b.docsChecked && b.docs == key {
 		return key, nil
@@ -67,12 +67,14 @@ func (b *Built) previousModel() *compile.Model {
 // builtFile is one file's descriptors and the key of what they were built
 // from.
 type builtFile struct {
-	key  fileKey
+	key  digestKey
 	desc protoreflect.FileDescriptor
 }
 
-// fileKey is sha256(sha256(file bytes) ‖ key of each import, in order).
-type fileKey [sha256.Size]byte
+// digestKey is a SHA-256 this process computed: of a file, sha256(sha256(its
+// bytes) ‖ the key of each import, in order) (keyFile); of a plan record or
+// of the field-docs records, of their bytes.
+type digestKey [sha256.Size]byte
 
 // Len is how many files b holds; a nil Built holds none.
 func (b *Built) Len() int {
@@ -83,7 +85,7 @@ func (b *Built) Len() int {
 }
 
 // reusable is the descriptors b holds for a file of this name and key.
-func (b *Built) reusable(name string, key fileKey) (protoreflect.FileDescriptor, bool) {
+func (b *Built) reusable(name string, key digestKey) (protoreflect.FileDescriptor, bool) {
 	if b == nil {
 		return nil, false
 	}
@@ -121,11 +123,11 @@ func keyFile(f *encodedFile, byName map[string]*encodedFile) {
 // record, and how many were taken from serving.
 type readPlans struct {
 	plans       []*planv1.PackagePlan
-	keys        []fileKey
+	keys        []digestKey
 	fromServing []bool
 	reused      int
 	// docs is the SHA-256 of the field-docs records, in order.
-	docs fileKey
+	docs digestKey
 }
 
 // decodePlans decodes each plan record on its own, beside the others,
@@ -133,7 +135,7 @@ type readPlans struct {
 // key is the same bytes, so serving's plan decoded from it is taken instead
 // (plans are never changed once loaded).
 func decodePlans(values [][]byte, serving *Built) (*readPlans, error) {
-	read := &readPlans{plans: make([]*planv1.PackagePlan, len(values)), keys: make([]fileKey, len(values))}
+	read := &readPlans{plans: make([]*planv1.PackagePlan, len(values)), keys: make([]digestKey, len(values))}
 	read.fromServing = make([]bool, len(values))
 	taken := read.fromServing
 	opts := proto.UnmarshalOptions{Resolver: optionsUnresolved}

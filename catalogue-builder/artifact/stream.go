@@ -35,7 +35,7 @@ type encodedFile struct {
 	decoded *descriptorpb.FileDescriptorProto
 	// key, when keyed, is what the file's descriptors are built from
 	// (keyFile).
-	key   fileKey
+	key   digestKey
 	keyed bool
 }
 
@@ -107,7 +107,7 @@ func splitCatalogue(data []byte, c *cataloguev1.Catalogue, serving *Built) ([]en
 		at += n
 	}
 	var read *readPlans
-	var docsKey fileKey
+	var docsKey digestKey
 	var files []encodedFile
 	jobs := []func() error{
 		func() (err error) {
