@@ -8,11 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"buf.build/go/protovalidate"
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
 	"github.com/garm-dev/garm/daemon/internal/catalogue/cataloguetest"
-	cataloguev1 "github.com/garm-dev/garm/gen/garm/catalogue/v1"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -236,103 +234,6 @@ func TestAReloadRefusesWhatALoadRefuses(t *testing.T) {
 	}
 }
 
-func TestAReloadsMountCompilesAgainOnlyTheShardsHoldingAChangedFile(t *testing.T) {
-	serving := loadServing(t, reloadContract(t))
-	g := reload(t, reloadContract(t, edit{"load2/v1/load.proto", "max_len: 64", "max_len: 8"}), serving)
-	changed := map[protovalidate.Validator]bool{}
-	for _, tool := range g.Tools {
-		if tool.Package == "load2.v1" {
-			changed[catalogue.ShardOf(g, tool.Input)] = true
-		}
-	}
-	reused := 0
-	for _, tool := range g.Tools {
-		was, is := toolNamed(t, serving, tool.Name), catalogue.ShardOf(g, tool.Input)
-		if is == nil {
-			t.Fatalf("%s has no shard", tool.FQN)
-		}
-		switch same := catalogue.ShardOf(serving, was.Input) == is; {
-		case changed[is] && same:
-			t.Errorf("%s: its shard holds a changed file's inputs and was reused", tool.FQN)
-		case !changed[is] && !same:
-			t.Errorf("%s: its shard holds only unchanged inputs and was compiled again", tool.FQN)
-		case same:
-			reused++
-		}
-	}
-	if reused == 0 {
-		t.Fatal("no shard was reused; the test proves nothing")
-	}
-}
-
-func TestAReloadOverAnUnmountedGenerationCompilesEveryShard(t *testing.T) {
-	data := reloadContract(t)
-	unmounted, err := catalogue.Load(data, catalogue.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := reload(t, data, unmounted)
-	if catalogue.ReusedFiles(g) == 0 {
-		t.Fatal("nothing was reused")
-	}
-	for _, tool := range g.Tools {
-		if catalogue.ShardOf(g, tool.Input) == nil {
-			t.Fatalf("%s has no shard", tool.FQN)
-		}
-	}
-}
-
-func TestAReloadTakesThePlansOfUnchangedPackagesAndDecodesTheRest(t *testing.T) {
-	data := reloadContract(t)
-	serving := loadServing(t, data)
-	if g := reload(t, data, serving); catalogue.ReusedPlans(g) != len(serving.Catalogue.GetPlans()) {
-		t.Fatalf("an unchanged reload took %d of %d plans", catalogue.ReusedPlans(g), len(serving.Catalogue.GetPlans()))
-	}
-	// load2's request gains a field: its plan changes, the others do not.
-	g := reload(t, reloadContract(t, edit{"load2/v1/load.proto", "  optional int32 limit = 2", "  // Since when.\n  optional string since = 3;\n  optional int32 limit = 2"}), serving)
-	if catalogue.ReusedPlans(g) != len(serving.Catalogue.GetPlans())-1 {
-		t.Fatalf("took %d of %d plans, one of which changed", catalogue.ReusedPlans(g), len(serving.Catalogue.GetPlans()))
-	}
-	if toolNamed(t, g, "load2_tool0").InputPlan == toolNamed(t, serving, "load2_tool0").InputPlan {
-		t.Fatal("load2's changed plan was taken from serving")
-	}
-	if toolNamed(t, g, "load1_tool0").InputPlan != toolNamed(t, serving, "load1_tool0").InputPlan {
-		t.Fatal("load1's unchanged plan was decoded again")
-	}
-}
-
-func TestAServingPlanOverChangedDescriptorsIsCheckedAgain(t *testing.T) {
-	serving := loadServing(t, reloadContract(t))
-	// A forged artifact: load2's requests gain a field, its descriptor
-	// hash is the true one, and its plans are serving's, byte for byte,
-	// which no longer describe the request.
-	changed := reloadContract(t, edit{"load2/v1/load.proto", "  optional int32 limit = 2", "  // Since when.\n  optional string since = 3;\n  optional int32 limit = 2"})
-	forged := reencode(t, changed, func(c *cataloguev1.Catalogue) {
-		for i, pp := range c.GetPlans() {
-			if pp.GetPackage() == "load2.v1" {
-				for _, old := range serving.Catalogue.GetPlans() {
-					if old.GetPackage() == "load2.v1" {
-						c.Plans[i] = old
-					}
-				}
-			}
-		}
-	})
-	if _, err := catalogue.Load(forged, catalogue.Options{}); err == nil {
-		t.Fatal("the forgery loads; it proves nothing")
-	}
-	g, err := catalogue.Reload(forged, catalogue.Options{}, serving)
-	if err == nil {
-		t.Fatalf("a plan that does not describe its message reloaded (%d plans taken)", catalogue.ReusedPlans(g))
-	}
-	// The record was serving's, byte for byte: the same bytes over
-	// serving's own descriptors take every plan.
-	same := reencode(t, reloadContract(t), func(*cataloguev1.Catalogue) {})
-	if g := reload(t, same, serving); catalogue.ReusedPlans(g) != len(serving.Catalogue.GetPlans()) {
-		t.Fatalf("re-encoded plans are not serving's bytes: %d taken", catalogue.ReusedPlans(g))
-	}
-}
-
 func TestAReloadWritesNothingTheServingGenerationHolds(t *testing.T) {
 	// Under -race: calls read the serving generation's plans and
 	// validator while reloads over it take them.
@@ -360,44 +261,6 @@ func TestAReloadWritesNothingTheServingGenerationHolds(t *testing.T) {
 	}
 	close(stop)
 	<-stopped
-}
-
-func TestAReloadWhoseChangedFileHasARuleThatDoesNotCompileDoesNotMount(t *testing.T) {
-	serving := loadServing(t, reloadContract(t))
-	broken := reloadContract(t, edit{"load1/v1/load.proto", "message Tool0Request {\n", "message Tool0Request {\n  option (buf.validate.message).cel = {id: \"broken\" message: \"never compiles\" expression: \"this.nothing_here > 1\"};\n"})
-	g, err := catalogue.Reload(broken, catalogue.Options{}, serving)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := problemsOf(t, catalogue.Mount(g, catalogue.Steps{}), "load1.v1.load1_tool0")
-	if len(got) != 1 || !strings.HasPrefix(got[0], "tool load1.v1.load1_tool0 has validation rules on load1.v1.Tool0Request that do not compile") {
-		t.Fatalf("problems %q", got)
-	}
-	if g.Validator() != nil {
-		t.Error("a refused generation holds a validator")
-	}
-}
-
-func TestAChangedPlanOverServingsDescriptorsIsChecked(t *testing.T) {
-	data := reloadContract(t)
-	serving := loadServing(t, data)
-	// A forged artifact: serving's descriptors, byte for byte, and load1's
-	// request plan less a rule, which no longer describes the request.
-	forged := reencode(t, data, func(c *cataloguev1.Catalogue) {
-		for _, pp := range c.GetPlans() {
-			for _, mp := range pp.GetMessages() {
-				if mp.GetMessage() == "load1.v1.Tool0Request" {
-					mp.Rules = mp.Rules[:len(mp.Rules)-1]
-				}
-			}
-		}
-	})
-	if _, err := catalogue.Load(forged, catalogue.Options{}); err == nil {
-		t.Fatal("the forgery loads; it proves nothing")
-	}
-	if g, err := catalogue.Reload(forged, catalogue.Options{}, serving); err == nil {
-		t.Fatalf("a plan that does not describe its message reloaded (%d files taken)", catalogue.ReusedFiles(g))
-	}
 }
 
 // FuzzReloadIsLoad holds a reload over a serving generation to a load of
