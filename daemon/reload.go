@@ -200,7 +200,10 @@ func (r *reloader) consider(data []byte, etag string) {
 		r.restate()
 		return
 	}
-	gen, err := catalogue.Load(data, r.load)
+	// What serving was built from, where the digests prove it unchanged,
+	// is reused; serving is the only cache, so a refused candidate leaves
+	// nothing behind.
+	gen, err := catalogue.Reload(data, r.load, serving)
 	if err != nil {
 		r.refuse(etag, digest, err)
 		return

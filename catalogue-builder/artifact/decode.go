@@ -109,47 +109,70 @@ func (s spans) bytes(data []byte) []byte {
 // are built beside each other, reading the registry only, then registered
 // one by one.
 func newFiles(set *descriptorpb.FileDescriptorSet) (*protoregistry.Files, error) {
-	return buildFiles(decodedFiles(set))
+	r, _, _, err := buildFiles(decodedFiles(set), nil)
+	return r, err
 }
 
 // buildFiles is newFiles over files that may still be bytes: each is
 // decoded by the worker that builds it, and dropped once built, so the
 // descriptor protos of the whole set are never held at once. A file whose
 // bytes do not decode is a *malformedError.
-func buildFiles(files []encodedFile) (*protoregistry.Files, error) {
+//
+// A file whose key (keyFile) equals the key serving holds for a file of its
+// name is not decoded or built: serving's descriptors of it are registered
+// instead, and counted in reused. built holds every keyed file's
+// descriptors, for the next reload.
+func buildFiles(files []encodedFile, serving *Built) (r *protoregistry.Files, built *Built, reused int, err error) {
 	byName := make(map[string]*encodedFile, len(files))
 	for i := range files {
 		f := &files[i]
 		if _, ok := byName[f.name]; ok {
-			return nil, fmt.Errorf("file appears multiple times: %q", f.name)
+			return nil, nil, 0, fmt.Errorf("file appears multiple times: %q", f.name)
 		}
 		byName[f.name] = f
 	}
 	levels, err := dependencyLevels(files, byName)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
-	r := new(protoregistry.Files)
+	r = new(protoregistry.Files)
+	built = &Built{files: make(map[string]builtFile, len(files))}
 	for _, level := range levels {
-		built := make([]protoreflect.FileDescriptor, len(level))
+		descs := make([]protoreflect.FileDescriptor, len(level))
+		taken := make([]bool, len(level))
 		err := forEach(len(level), func(i int) error {
-			fdp, err := level[i].take()
+			f := level[i]
+			keyFile(f, byName)
+			if f.keyed {
+				if fd, ok := serving.reusable(f.name, f.key); ok {
+					descs[i], taken[i] = fd, true
+					f.raw = nil
+					return nil
+				}
+			}
+			fdp, err := f.take()
 			if err != nil {
 				return err
 			}
-			built[i], err = protodesc.NewFile(fdp, r)
+			descs[i], err = protodesc.NewFile(fdp, r)
 			return err
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, 0, err
 		}
-		for _, f := range built {
-			if err := r.RegisterFile(f); err != nil {
-				return nil, err
+		for i, fd := range descs {
+			if err := r.RegisterFile(fd); err != nil {
+				return nil, nil, 0, err
+			}
+			if f := level[i]; f.keyed {
+				built.files[f.name] = builtFile{key: f.key, desc: fd}
+			}
+			if taken[i] {
+				reused++
 			}
 		}
 	}
-	return r, nil
+	return r, built, reused, nil
 }
 
 // dependencyLevels groups files so that each file's imports held by the set

@@ -19,5 +19,9 @@
 // program that serves the catalogue (garmd), refuses exactly what Read
 // refuses but keeps neither the descriptor set nor the field docs: each
 // descriptor file is decoded when it is built and dropped then
-// (docs/decisions/0070).
+// (docs/decisions/0070). ReloadToServe is ReadToServe given what this
+// process built from the artifact it serves (Built): a descriptor file or
+// package plan whose bytes have the same SHA-256 — a file's imports too —
+// is taken from there instead of being decoded and built again; whatever
+// it accepts, refuses and returns is ReadToServe's (docs/decisions/0076).
 package artifact

@@ -28,7 +28,14 @@ type Artifact struct {
 	Files *protoregistry.Files
 	// Model is the tool model read from the artifact's descriptors.
 	Model *compile.Model
-	plans map[planKey]*planv1.MessagePlan
+	// Built is what this read built and checked, keyed for a later reload
+	// to reuse (ReloadToServe); nil from Read.
+	Built *Built
+	// Reused counts the files whose descriptors ReloadToServe took from
+	// the generation serving instead of building them, and ReusedPlans
+	// the package plans it took instead of decoding them.
+	Reused, ReusedPlans int
+	plans               map[planKey]*planv1.MessagePlan
 }
 
 // planKey names a message plan: a message used by tools of two packages has
@@ -110,7 +117,7 @@ func ReadFileData(path string) ([]byte, error) {
 
 // Read checks an artifact's bytes and returns what they hold. See the
 // package documentation for what it refuses.
-func Read(data []byte) (*Artifact, error) { return read(data, false) }
+func Read(data []byte) (*Artifact, error) { return read(data, false, nil) }
 
 // ReadToServe is Read for a reader that serves the catalogue rather than
 // inspects it: it accepts and refuses exactly what Read does, and returns
@@ -119,9 +126,22 @@ func Read(data []byte) (*Artifact, error) { return read(data, false) }
 // is decoded when its descriptors are built and dropped then, and the
 // field docs are decoded one record at a time and not kept, so a load
 // never holds the descriptor protos beside the descriptors.
-func ReadToServe(data []byte) (*Artifact, error) { return read(data, true) }
+func ReadToServe(data []byte) (*Artifact, error) { return read(data, true, nil) }
 
-func read(data []byte, serve bool) (*Artifact, error) {
+// ReloadToServe is ReadToServe for a reload: a descriptor file whose bytes
+// have the same SHA-256 as a file serving was built from, and whose imports
+// are reused the same way (Built), is not decoded or built again; serving's
+// descriptors of it are taken instead. serving must be the Built of the
+// artifact this process is serving — accepted, checked and mounted — and
+// nothing else: it is the only cache, so a refused candidate contributes
+// nothing. Every other check runs on the whole artifact as ReadToServe runs
+// it, and what it accepts and refuses, and the artifact it returns, are
+// ReadToServe's. A nil serving reuses nothing.
+func ReloadToServe(data []byte, serving *Built) (*Artifact, error) {
+	return read(data, true, serving)
+}
+
+func read(data []byte, serve bool, serving *Built) (*Artifact, error) {
 	if len(data) > MaxSize {
 		return nil, fmt.Errorf("not a catalogue: larger than %d MiB", MaxSize>>20)
 	}
@@ -129,9 +149,10 @@ func read(data []byte, serve bool) (*Artifact, error) {
 	digested := make(chan string, 1)
 	go func() { digested <- Digest(data) }()
 	var files []encodedFile
+	var plans *readPlans
 	var err error
 	if serve {
-		files, err = splitCatalogue(data, a.Catalogue)
+		files, plans, err = splitCatalogue(data, a.Catalogue, serving)
 		if err == nil && files == nil && a.Catalogue.Files != nil {
 			// Decoded whole, by proto, after all.
 			files = decodedFiles(a.Catalogue.Files)
@@ -159,7 +180,7 @@ func read(data []byte, serve bool) (*Artifact, error) {
 	for i, f := range files {
 		names[i] = f.name
 	}
-	registry, err := buildFiles(files)
+	registry, built, reused, err := buildFiles(files, serving)
 	if malformed := (*malformedError)(nil); errors.As(err, &malformed) {
 		return nil, fmt.Errorf("not a catalogue: %w", malformed.err)
 	}
@@ -175,14 +196,31 @@ func read(data []byte, serve bool) (*Artifact, error) {
 		}
 		descs = append(descs, fd)
 	}
-	if a.Model, err = compile.Build(descs); err != nil {
+	if a.Model, err = compile.BuildReusing(descs, serving.previousModel()); err != nil {
 		return nil, err
 	}
-	if err := a.checkPlans(); err != nil {
+	var taken map[*planv1.PackagePlan]bool
+	if plans != nil {
+		taken = plans.taken()
+	}
+	if err := a.checkPlans(serving, taken); err != nil {
 		return nil, err
 	}
 	if err := a.checkTaxonomy(); err != nil {
 		return nil, err
+	}
+	if serve {
+		// Only an artifact accepted whole is kept for a reload to reuse.
+		if plans != nil {
+			built.plans = make(map[digestKey]*planv1.PackagePlan, len(plans.keys))
+			for i, key := range plans.keys {
+				built.plans[key] = plans.plans[i]
+			}
+			a.ReusedPlans = plans.reused
+			built.docs, built.docsChecked = plans.docs, true
+		}
+		built.model = a.Model
+		a.Built, a.Reused = built, reused
 	}
 	return a, nil
 }
@@ -240,11 +278,18 @@ func (a *Artifact) checkTaxonomy() error {
 
 // checkPlans verifies that every tool-bearing package has its recorded
 // descriptor hash and a plan for every tool input and output that describes
-// the message field for field, and that nothing else is recorded.
-func (a *Artifact) checkPlans() error {
+// the message field for field, and that nothing else is recorded. A plan
+// of a package plan taken from serving (taken) is not checked against
+// descriptors serving checked it against (Built.checkedBefore).
+func (a *Artifact) checkPlans(serving *Built, taken map[*planv1.PackagePlan]bool) error {
 	c := a.Catalogue
-	a.plans = map[planKey]*planv1.MessagePlan{}
-	planned := map[string]bool{}
+	messages := 0
+	for _, pp := range c.GetPlans() {
+		messages += len(pp.GetMessages())
+	}
+	a.plans = make(map[planKey]*planv1.MessagePlan, messages)
+	planned := make(map[string]bool, len(c.GetPlans()))
+	var fromServing map[*planv1.MessagePlan]bool
 	for _, pp := range c.GetPlans() {
 		if planned[pp.GetPackage()] {
 			return fmt.Errorf("plans for package %s appear twice", pp.GetPackage())
@@ -256,6 +301,12 @@ func (a *Artifact) checkPlans() error {
 				return fmt.Errorf("package %s: the plan for %s appears twice", pp.GetPackage(), mp.GetMessage())
 			}
 			a.plans[key] = mp
+			if taken[pp] {
+				if fromServing == nil {
+					fromServing = make(map[*planv1.MessagePlan]bool, messages)
+				}
+				fromServing[mp] = true
+			}
 		}
 	}
 	// The checks run in the order below and the first refusal is returned;
@@ -267,8 +318,8 @@ func (a *Artifact) checkPlans() error {
 		mp   *planv1.MessagePlan
 		err  error // a refusal found before the plan could be checked
 	}
-	var checks []planCheck
-	tools, withTools, used := 0, map[string]bool{}, map[planKey]bool{}
+	checks := make([]planCheck, 0, messages)
+	tools, withTools, used := 0, make(map[string]bool, len(planned)), make(map[planKey]bool, messages)
 queue:
 	for _, pkg := range a.Model.Packages {
 		if len(pkg.Tools) == 0 {
@@ -302,6 +353,9 @@ queue:
 		ch := checks[i]
 		if ch.err != nil {
 			return ch.err
+		}
+		if fromServing[ch.mp] && serving.checkedBefore(ch.md) {
+			return nil
 		}
 		if err := compile.CheckPlan(ch.md, ch.mp); err != nil {
 			return fmt.Errorf("tool %s: %w", ch.tool.FQN, err)

@@ -33,6 +33,10 @@ type encodedFile struct {
 	imports []string
 	raw     []byte
 	decoded *descriptorpb.FileDescriptorProto
+	// key, when keyed, is what the file's descriptors are built from
+	// (keyFile).
+	key   digestKey
+	keyed bool
 }
 
 // malformedError is a file of the descriptor set whose bytes proto does
@@ -71,14 +75,19 @@ func decodedFiles(set *descriptorpb.FileDescriptorSet) []encodedFile {
 // as before) and not kept: c.Files and c.FieldDocs stay nil. A set whose
 // records are not all well-formed files is decoded whole, so proto decides
 // what it means, as it would have.
-func splitCatalogue(data []byte, c *cataloguev1.Catalogue) ([]encodedFile, error) {
+//
+// Each plan record (one package's plans) is decoded on its own, which is
+// what decoding them together gives a repeated field, and keyed by the
+// SHA-256 of its bytes; a record serving holds under the same key is not
+// decoded again but taken from serving (decodePlans).
+func splitCatalogue(data []byte, c *cataloguev1.Catalogue, serving *Built) ([]encodedFile, *readPlans, error) {
 	opts := proto.UnmarshalOptions{Resolver: optionsUnresolved}
-	var sets, docs [][]byte // record values, and whole records
-	var setRecords, plans, rest spans
+	var sets, docs, plans [][]byte // record values, whole records, and values
+	var setRecords, rest spans
 	for at := 0; at < len(data); {
 		num, typ, n := protowire.ConsumeField(data[at:])
 		if n < 0 {
-			return nil, opts.Unmarshal(data, c)
+			return nil, nil, opts.Unmarshal(data, c)
 		}
 		switch {
 		case num == catalogueFilesField && typ == protowire.BytesType:
@@ -87,7 +96,9 @@ func splitCatalogue(data []byte, c *cataloguev1.Catalogue) ([]encodedFile, error
 			sets = append(sets, v)
 			setRecords.add(at, at+n)
 		case num == cataloguePlansField && typ == protowire.BytesType:
-			plans.add(at, at+n)
+			_, _, m := protowire.ConsumeTag(data[at:])
+			v, _ := protowire.ConsumeBytes(data[at+m:])
+			plans = append(plans, v)
 		case num == catalogueFieldDocsField && typ == protowire.BytesType:
 			docs = append(docs, data[at:at+n])
 		default:
@@ -95,7 +106,8 @@ func splitCatalogue(data []byte, c *cataloguev1.Catalogue) ([]encodedFile, error
 		}
 		at += n
 	}
-	var fromPlans cataloguev1.Catalogue
+	var read *readPlans
+	var docsKey digestKey
 	var files []encodedFile
 	jobs := []func() error{
 		func() (err error) {
@@ -107,15 +119,18 @@ func splitCatalogue(data []byte, c *cataloguev1.Catalogue) ([]encodedFile, error
 			}
 			return err
 		},
-		func() error { return opts.Unmarshal(plans.bytes(data), &fromPlans) },
-		func() error { return checkFieldDocs(docs) },
+		func() (err error) { read, err = decodePlans(plans, serving); return err },
+		func() (err error) { docsKey, err = serving.checkDocs(docs); return err },
 		func() error { return opts.Unmarshal(rest.bytes(data), c) },
 	}
 	if err := forEach(len(jobs), func(i int) error { return jobs[i]() }); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	c.Plans = fromPlans.Plans
-	return files, nil
+	if len(read.plans) > 0 {
+		c.Plans = read.plans
+	}
+	read.docs = docsKey
+	return files, read, nil
 }
 
 // errNotSplit says a descriptor set holds something other than well-formed

@@ -25,14 +25,41 @@ const SchemaDialect = "https://json-schema.org/draft/2020-12/schema"
 // A rule's parent is the rule whose path is its path without the last
 // segment; plans list parents before children (PlanMessage).
 func AssembleSchema(plan *planv1.MessagePlan, shown func(*planv1.FieldRule) bool) ([]byte, error) {
-	shell, err := decodeObject(plan.GetSchema())
+	if shown == nil {
+		return assembleSchema(plan, nil, true)
+	}
+	return assembleSchema(plan, func(_ int, r *planv1.FieldRule) bool { return shown(r) }, true)
+}
+
+// AssembleSchemaByIndex is AssembleSchema with shown asked about each rule
+// by its index in plan.Rules as well.
+func AssembleSchemaByIndex(plan *planv1.MessagePlan, shown func(i int, r *planv1.FieldRule) bool) ([]byte, error) {
+	return assembleSchema(plan, shown, true)
+}
+
+// assembleSchema is AssembleSchema; placeRaw says whether canonical
+// fragments are placed as their bytes (rawJSON) rather than decoded, which
+// gives the same output (a test holds the two ways to each other).
+func assembleSchema(plan *planv1.MessagePlan, shown func(int, *planv1.FieldRule) bool, placeRaw bool) ([]byte, error) {
+	object := decodeObject
+	if placeRaw {
+		object = decodeOrPlace
+	}
+	shell, err := object(plan.GetSchema())
 	if err != nil {
 		return nil, fmt.Errorf("%s: schema shell: %w", plan.GetMessage(), err)
 	}
+	rules := plan.GetRules()
 	root := &assemblyNode{target: shell}
-	nodes := map[string]*assemblyNode{"": root}
-	dropped := map[string]bool{}
-	for _, rule := range plan.GetRules() {
+	nodes := make(map[string]*assemblyNode, 4)
+	nodes[""] = root
+	var dropped map[string]bool
+	var leaves rawValues
+	if placeRaw {
+		leaves = make(rawValues, 0, len(rules))
+	}
+	size := len(plan.GetSchema()) + len(SchemaDialect) + 32
+	for i, rule := range rules {
 		path := rule.GetPath()
 		parentPath, name := "", path
 		if i := strings.LastIndexByte(path, '.'); i >= 0 {
@@ -46,25 +73,38 @@ func AssembleSchema(plan *planv1.MessagePlan, shown func(*planv1.FieldRule) bool
 			}
 			return nil, fmt.Errorf("%s: rule %q comes before its parent or its parent has no children", plan.GetMessage(), path)
 		}
-		if shown != nil && !shown(rule) {
+		if shown != nil && !shown(i, rule) {
+			if dropped == nil {
+				dropped = map[string]bool{}
+			}
 			dropped[path] = true
 			continue
 		}
-		fragment, err := decodeObject(rule.GetSchema())
-		if err != nil {
-			return nil, fmt.Errorf("%s: rule %q: %w", plan.GetMessage(), path, err)
+		// A leaf's fragment is placed whole and never changed: a canonical
+		// one is placed as its bytes.
+		var fragment map[string]any
+		var placed any
+		leaf := rule.GetContainer() == planv1.Container_CONTAINER_LEAF
+		if leaf && placeRaw && isObjectText(rule.GetSchema()) && canonical(rule.GetSchema()) {
+			placed = leaves.place(rule.GetSchema())
+		} else {
+			if fragment, err = object(rule.GetSchema()); err != nil {
+				return nil, fmt.Errorf("%s: rule %q: %w", plan.GetMessage(), path, err)
+			}
+			placed = fragment
 		}
 		if parent.properties == nil {
-			parent.properties = map[string]any{}
+			parent.properties = make(map[string]any, min(len(rules), 8))
 		}
 		if _, dup := parent.properties[name]; dup {
 			return nil, fmt.Errorf("%s: rule %q appears twice", plan.GetMessage(), path)
 		}
-		parent.properties[name] = fragment
+		size += len(name) + len(rule.GetSchema()) + 4
+		parent.properties[name] = placed
 		if rule.GetRequired() {
 			parent.required = append(parent.required, name)
 		}
-		if rule.GetContainer() == planv1.Container_CONTAINER_LEAF {
+		if leaf {
 			continue
 		}
 		target, err := childTarget(fragment, rule.GetContainer())
@@ -76,13 +116,26 @@ func AssembleSchema(plan *planv1.MessagePlan, shown func(*planv1.FieldRule) bool
 	}
 	// An opaque root has no rules: its shell is its whole schema, and its
 	// oneofs are not the plan's to prune.
-	planned := len(plan.GetRules()) > 0
+	planned := len(rules) > 0
 	for _, node := range nodes {
-		node.close(planned)
+		if err := node.close(planned); err != nil {
+			return nil, fmt.Errorf("%s: %w", plan.GetMessage(), err)
+		}
 	}
 	shell["$schema"] = SchemaDialect
-	return encodeJSON(shell)
+	return appendJSON(make([]byte, 0, size), shell)
 }
+
+// decodeOrPlace is decodeObject, except that a canonical object is decoded
+// one level deep, its values kept as their bytes (shallowObject).
+func decodeOrPlace(s string) (map[string]any, error) {
+	if object, ok := shallowObject(s); ok {
+		return object, nil
+	}
+	return decodeObject(s)
+}
+
+func isObjectText(s string) bool { return len(s) > 0 && s[0] == '{' }
 
 // assemblyNode is an object schema receiving children: the shell, or a
 // fragment's object (itself, its items or its additionalProperties).
@@ -94,7 +147,7 @@ type assemblyNode struct {
 
 // close writes the node's children into its object and drops oneof
 // constraints on members it was not given.
-func (n *assemblyNode) close(prune bool) {
+func (n *assemblyNode) close(prune bool) error {
 	if n.properties != nil {
 		n.target["properties"] = n.properties
 	}
@@ -107,11 +160,15 @@ func (n *assemblyNode) close(prune bool) {
 		n.target["required"] = required
 	}
 	if prune {
+		if err := expand(n.target, "allOf"); err != nil {
+			return err
+		}
 		pruneOneofConstraints(n.target, func(name string) bool {
 			_, ok := n.properties[name]
 			return ok
 		})
 	}
+	return nil
 }
 
 // pruneOneofConstraints rewrites the two constraint shapes oneofConstraints
@@ -228,6 +285,9 @@ func childTarget(fragment map[string]any, container planv1.Container) (map[strin
 		key = "additionalProperties"
 	default:
 		return nil, fmt.Errorf("container %v cannot hold children", container)
+	}
+	if err := expand(fragment, key); err != nil {
+		return nil, err
 	}
 	target, ok := fragment[key].(map[string]any)
 	if !ok {

@@ -333,6 +333,8 @@ func appendJSON(dst []byte, v any) ([]byte, error) {
 		return strconv.AppendBool(dst, v), nil
 	case string:
 		return appendString(dst, v), nil
+	case *rawJSON:
+		return append(dst, *v...), nil
 	case json.Number:
 		if v == "" {
 			return append(dst, '0'), nil

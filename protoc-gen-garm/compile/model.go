@@ -92,6 +92,23 @@ func (s *Service) HasTools() bool { return len(s.Tools) > 0 }
 // descriptor hash. Build fails only when an annotation cannot be read;
 // whether the model is acceptable is Lint's decision.
 func Build(files []protoreflect.FileDescriptor) (*Model, error) {
+	return BuildReusing(files, nil)
+}
+
+// BuildReusing is Build, except that a package whose files are, in path
+// order, the very file descriptors of a package of previous (the same
+// objects, not equal ones) is not built again: previous's package is
+// taken, since a package is a pure function of its files' descriptors.
+// previous must be a Model Build or BuildReusing returned, and is read,
+// never changed; nil reuses nothing.
+func BuildReusing(files []protoreflect.FileDescriptor, previous *Model) (*Model, error) {
+	var built map[protoreflect.FullName]*Package
+	if previous != nil {
+		built = make(map[protoreflect.FullName]*Package, len(previous.Packages))
+		for _, pkg := range previous.Packages {
+			built[pkg.Name] = pkg
+		}
+	}
 	m := &Model{}
 	byName := map[protoreflect.FullName]*Package{}
 	for _, f := range files {
@@ -107,7 +124,15 @@ func Build(files []protoreflect.FileDescriptor) (*Model, error) {
 	// of tools is read at every garmd start and reload, so they are built
 	// beside each other; the first failing package, in order, is reported.
 	errs := make([]error, len(m.Packages))
-	concurrently(len(m.Packages), func(i int) { errs[i] = buildPackage(m.Packages[i]) })
+	concurrently(len(m.Packages), func(i int) {
+		pkg := m.Packages[i]
+		sortFiles(pkg.Files)
+		if prev := built[pkg.Name]; prev != nil && slices.Equal(prev.Files, pkg.Files) {
+			m.Packages[i] = prev
+			return
+		}
+		errs[i] = buildPackage(pkg)
+	})
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -119,8 +144,13 @@ func Build(files []protoreflect.FileDescriptor) (*Model, error) {
 	return m, nil
 }
 
+// sortFiles puts a package's files in path order.
+func sortFiles(files []protoreflect.FileDescriptor) {
+	slices.SortStableFunc(files, func(a, b protoreflect.FileDescriptor) int { return strings.Compare(a.Path(), b.Path()) })
+}
+
 func buildPackage(pkg *Package) error {
-	slices.SortStableFunc(pkg.Files, func(a, b protoreflect.FileDescriptor) int { return strings.Compare(a.Path(), b.Path()) })
+	sortFiles(pkg.Files)
 	for _, f := range pkg.Files {
 		services := f.Services()
 		for i := 0; i < services.Len(); i++ {

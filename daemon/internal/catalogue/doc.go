@@ -23,9 +23,18 @@
 // audit, a tool at the listing's reserved path, and a tool whose answer can
 // carry a card when the catalogue's card vocabulary is not the one garmd
 // projects by field number. Mount also compiles the generation's
-// protovalidate validator, once (in shards of whole packages, one per
-// core), so a rule that does not compile refuses the catalogue rather than
-// its tool's calls.
+// protovalidate validator, once (in shards cut by the file declaring each
+// input, compiled beside each other), so a rule that does not compile
+// refuses the catalogue rather than its tool's calls.
+//
+// A reload (Reload) takes from the generation serving what the digests
+// prove unchanged — a descriptor file whose bytes and imports' bytes have
+// the SHA-256 of one serving was built from, a package plan whose record
+// has, the tool model of a package of those very files, and at mount a
+// validator shard over those very inputs — and runs every check on the
+// rest. The serving generation is the only cache: a refused candidate
+// leaves nothing behind, and nothing the artifact says about itself is
+// trusted (docs/decisions/0070, 0076).
 //
 // Why: a catalogue is the only way garmd learns its tools, so every
 // decision the chain makes is only as sound as the generation it reads.

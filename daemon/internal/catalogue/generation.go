@@ -55,6 +55,15 @@ type Generation struct {
 	routes    map[string]*call.Tool
 	bits      map[string]call.Compartments
 	validator protovalidate.Validator
+	// built is what this generation's artifact was built into and checked
+	// as, keyed for the next reload to reuse (Reload).
+	built *artifact.Built
+	// reusedFiles and reusedPlans count the descriptor files and package
+	// plans a Reload took from the generation serving.
+	reusedFiles, reusedPlans int
+	// servingValidator is the serving generation's validator, from Reload
+	// to Mount, which takes the shards it can reuse and forgets it.
+	servingValidator *shardedValidator
 }
 
 // Load reads and checks an artifact's bytes (artifact.ReadToServe) and
@@ -62,7 +71,28 @@ type Generation struct {
 // wrong, everything artifact.Read refuses, a catalogue with no tool, and
 // one with more tools than o.MaxTools when that is positive.
 func Load(data []byte, o Options) (*Generation, error) {
-	a, err := artifact.ReadToServe(data)
+	return Reload(data, o, nil)
+}
+
+// Reload is Load for a reload: what data holds byte for byte as the
+// serving generation's artifact did — a descriptor file whose imports are
+// reused the same way, a package plan, the field docs — is taken from
+// serving instead of being decoded, built and checked again, and so is the
+// tool model of a package of those very files (artifact.ReloadToServe).
+// The digests prove the results are the ones this process already built
+// and checked; every other check runs as Load runs it, and it accepts and
+// refuses exactly what Load does. serving must be the generation being served (a
+// Serving's), never a candidate that was refused or not yet mounted; nil
+// reuses nothing. serving is read, never changed, and the generation
+// returned does not keep it; until it is mounted it keeps serving's
+// validator, whose shards over inputs it reused Mount takes instead of
+// compiling them again.
+func Reload(data []byte, o Options, serving *Generation) (*Generation, error) {
+	var reuse *artifact.Built
+	if serving != nil {
+		reuse = serving.built
+	}
+	a, err := artifact.ReloadToServe(data, reuse)
 	if err != nil {
 		return nil, refused(data, err)
 	}
@@ -76,6 +106,9 @@ func Load(data []byte, o Options) (*Generation, error) {
 	g, err := build(a, tools)
 	if err != nil {
 		return nil, &LoadError{Digest: a.Digest, Reason: err.Error(), Err: err}
+	}
+	if serving != nil {
+		g.servingValidator, _ = serving.validator.(*shardedValidator)
 	}
 	return g, nil
 }
@@ -154,9 +187,10 @@ func build(a *artifact.Artifact, tools []*compile.Tool) (*Generation, error) {
 	slices.Sort(g.ToolSets)
 	g.ToolSets = slices.Compact(g.ToolSets)
 
-	rules := &ruleNumbering{g: g, memo: map[string]call.Compartments{}}
+	rules := &ruleNumbering{g: g, memo: map[string]call.Compartments{}, plans: make(map[*planv1.MessagePlan][]call.Compartments, 2*len(tools))}
+	cards := cardReach{}
 	for _, t := range tools {
-		ct, err := g.newTool(a, t, rules)
+		ct, err := g.newTool(a, t, rules, cards)
 		if err != nil {
 			return nil, err
 		}
@@ -177,10 +211,11 @@ func build(a *artifact.Artifact, tools []*compile.Tool) (*Generation, error) {
 	// is already its schema fragment's description: ReadToServe kept
 	// neither the descriptor set nor field_docs.
 	g.Catalogue = c
+	g.built, g.reusedFiles, g.reusedPlans = a.Built, a.Reused, a.ReusedPlans
 	return g, nil
 }
 
-func (g *Generation) newTool(a *artifact.Artifact, t *compile.Tool, rules *ruleNumbering) (*call.Tool, error) {
+func (g *Generation) newTool(a *artifact.Artifact, t *compile.Tool, rules *ruleNumbering, cards cardReach) (*call.Tool, error) {
 	pkg := string(t.Desc.ParentFile().Package())
 	in, out := t.Desc.Input(), t.Desc.Output()
 	ct := &call.Tool{
@@ -214,7 +249,7 @@ func (g *Generation) newTool(a *artifact.Artifact, t *compile.Tool, rules *ruleN
 	if ct.OutputRuleCompartments, err = rules.of(ct.OutputPlan); err != nil {
 		return nil, fmt.Errorf("tool %s: %w", t.FQN, err)
 	}
-	if err = g.readCards(ct); err != nil {
+	if err = g.readCards(ct, cards); err != nil {
 		return nil, fmt.Errorf("tool %s: %w", t.FQN, err)
 	}
 	return ct, nil
@@ -227,9 +262,9 @@ func (g *Generation) newTool(a *artifact.Artifact, t *compile.Tool, rules *ruleN
 // name. Only a tool that can answer with a card has any of this: reading
 // the options of every output would cost every load for the few tools that
 // use it.
-func (g *Generation) readCards(t *call.Tool) error {
+func (g *Generation) readCards(t *call.Tool, cards cardReach) error {
 	t.CardFloor = call.Label{Clearance: t.MinClearance, Compartments: t.Compartments}
-	if _, t.AnswersCards = reachesCard(t.Output); !t.AnswersCards {
+	if _, t.AnswersCards = cards.reachesCard(t.Output); !t.AnswersCards {
 		return nil
 	}
 	t.CardHolders = card.Holders(t.Output)
@@ -260,7 +295,9 @@ func (r *ruleNumbering) of(plan *planv1.MessagePlan) ([]call.Compartments, error
 	}
 	out := make([]call.Compartments, len(plan.GetRules()))
 	for i, rule := range plan.GetRules() {
-		if isBareOmit(rule.GetOnDeny()) {
+		// A plan a reload took from the serving generation was shared
+		// already, and is read by calls being served: it is not written.
+		if rule.OnDeny != bareOmit && isBareOmit(rule.GetOnDeny()) {
 			rule.OnDeny = bareOmit
 		}
 		names := rule.GetCompartments()

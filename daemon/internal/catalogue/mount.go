@@ -51,15 +51,20 @@ type Steps struct {
 // protovalidate validator over every tool's input, rules and CEL included,
 // so a rule that does not compile refuses the catalogue instead of failing
 // its tool's calls. A generation serves only once Mount has accepted it.
+// A generation that Reload made over a serving one takes, of that one's
+// validator, the shards whose inputs are the very descriptors it reused.
 func Mount(g *Generation, s Steps) error {
+	serving := g.servingValidator
+	g.servingValidator = nil
 	var problems []string
+	cards := cardReach{}
 	for _, t := range g.Tools {
-		problems = append(problems, mountProblems(t, s)...)
+		problems = append(problems, mountProblemsOf(t, s, cards)...)
 	}
 	if len(problems) > 0 {
 		return &deny.Misconfigured{Problems: problems}
 	}
-	v, problems := compileValidator(g.Tools)
+	v, problems := compileValidator(g.Tools, serving)
 	if len(problems) > 0 {
 		return &deny.Misconfigured{Problems: problems}
 	}
@@ -67,7 +72,11 @@ func Mount(g *Generation, s Steps) error {
 	return nil
 }
 
-func mountProblems(t *call.Tool, s Steps) []string {
+func mountProblems(t *call.Tool, s Steps) []string { return mountProblemsOf(t, s, nil) }
+
+// mountProblemsOf is mountProblems; cards, when given, remembers which
+// files can reach a card across the tools of one mount.
+func mountProblemsOf(t *call.Tool, s Steps, cards cardReach) []string {
 	var out []string
 	add := func(format string, args ...any) {
 		out = append(out, fmt.Sprintf("tool %s ", t.FQN)+fmt.Sprintf(format, args...))
@@ -117,7 +126,7 @@ func mountProblems(t *call.Tool, s Steps) []string {
 		add("declares audit level %d, which this build of garmd does not know how to enforce", int32(level))
 	}
 
-	if path, ok := reachesCard(t.Output); ok {
+	if path, ok := cards.reachesCard(t.Output); ok {
 		if err := card.CheckVocabulary(cardAt(t.Output, path)); err != nil {
 			where := "is itself a card"
 			if path != "" {
@@ -151,6 +160,48 @@ func retentionCovers(r time.Duration, days uint32) bool {
 		return false
 	}
 	return r >= time.Duration(days)*24*time.Hour
+}
+
+// cardReach remembers, per file, whether a message named cardMessage is
+// declared in the file or in a file it imports, directly or not. A message
+// reaches only messages of its file's imports, and a registry holds one
+// message of a name, so a message whose file cannot reach the card's holds
+// no card, and is not walked: most catalogues hold no card at all.
+type cardReach map[protoreflect.FileDescriptor]bool
+
+// reachesCard is the package's reachesCard, skipping the walk where md's
+// file cannot reach a card; a nil cardReach always walks.
+func (r cardReach) reachesCard(md protoreflect.MessageDescriptor) (string, bool) {
+	if r != nil && !r.file(md.ParentFile()) {
+		return "", false
+	}
+	return reachesCard(md)
+}
+
+func (r cardReach) file(f protoreflect.FileDescriptor) bool {
+	if reach, ok := r[f]; ok {
+		return reach
+	}
+	r[f] = false // imports are acyclic; this only ends a malformed walk
+	reach := declaresCard(f.Messages())
+	imports := f.Imports()
+	for i := 0; i < imports.Len() && !reach; i++ {
+		reach = r.file(imports.Get(i).FileDescriptor)
+	}
+	r[f] = reach
+	return reach
+}
+
+// declaresCard reports whether messages, or any message nested in them, is
+// named cardMessage.
+func declaresCard(messages protoreflect.MessageDescriptors) bool {
+	for i := 0; i < messages.Len(); i++ {
+		md := messages.Get(i)
+		if md.FullName() == cardMessage || declaresCard(md.Messages()) {
+			return true
+		}
+	}
+	return false
 }
 
 // reachesCard reports whether md is a card or holds one at any depth —

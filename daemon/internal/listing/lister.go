@@ -84,7 +84,11 @@ func (l *Lister) List(g *catalogue.Generation, p *call.Principal, audience toolv
 	shape := p.Shape()
 	sc := gc.shape(shape)
 
-	body := make([]byte, 0, sc.sizeHint.Load())
+	hint := sc.sizeHint.Load()
+	if hint == 0 {
+		hint = gc.sizeHint.Load()
+	}
+	body := make([]byte, 0, hint)
 	body = append(body, gc.prefix...)
 	listed := 0
 	_, err := l.each(gc, sc, p, asked, 0, func(t *call.Tool, r *row, schema []byte) bool {
@@ -103,6 +107,9 @@ func (l *Lister) List(g *catalogue.Generation, p *call.Principal, audience toolv
 	body = append(body, "]}"...)
 	if n := int64(len(body)); n > sc.sizeHint.Load() {
 		sc.sizeHint.Store(n)
+	}
+	if n := int64(len(body)); n > gc.sizeHint.Load() {
+		gc.sizeHint.Store(n)
 	}
 	return body, nil
 }

@@ -23,6 +23,9 @@ type generationCache struct {
 	prefix []byte
 	rows   []atomic.Pointer[row]
 	shapes *cache.Map[call.Shape, *shapeCache]
+	// sizeHint is the largest body listed for any shape of this
+	// generation, so a shape's first body is allocated once too.
+	sizeHint atomic.Int64
 }
 
 // row is the part of a tool's entry that is the same for every caller.
@@ -101,13 +104,11 @@ func InputSchema(t *call.Tool, shape call.Shape) ([]byte, error) {
 	if len(t.InputRuleCompartments) != len(rules) {
 		return nil, fmt.Errorf("listing: tool %s has %d input rules and %d rule compartment sets", t.FQN, len(rules), len(t.InputRuleCompartments))
 	}
-	shown := make(map[*planv1.FieldRule]bool, len(rules))
-	for i, r := range rules {
-		// The write check's own test (step 3a), so the schema shows exactly
-		// what the caller may send, and step 3b lists violations by it.
-		shown[r] = fieldpath.Shown(shape, t.InputRuleCompartments, i, r)
-	}
-	s, err := compile.AssembleSchema(t.InputPlan, func(r *planv1.FieldRule) bool { return shown[r] })
+	// The write check's own test (step 3a), so the schema shows exactly
+	// what the caller may send, and step 3b lists violations by it.
+	s, err := compile.AssembleSchemaByIndex(t.InputPlan, func(i int, r *planv1.FieldRule) bool {
+		return fieldpath.Shown(shape, t.InputRuleCompartments, i, r)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("listing: tool %s: %w", t.FQN, err)
 	}
