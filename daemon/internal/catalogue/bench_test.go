@@ -40,19 +40,30 @@ const keptCatalogues = "GARM_BENCH_CATALOGUES"
 // (cataloguetest.WriteLarge, toolsPerPackage to a package), built once.
 func largeCatalogue(b *testing.B, tools int) []byte {
 	b.Helper()
+	name := fmt.Sprintf("large-%d-%d.binpb", tools/toolsPerPackage, toolsPerPackage)
+	return keptCatalogue(b, tools, name, func(dir string) {
+		cataloguetest.WriteLarge(b, dir, tools/toolsPerPackage, toolsPerPackage)
+	})
+}
+
+// keptCatalogue is the bytes of the catalogue write's sources build to,
+// built once per test binary under key, and kept between runs under name
+// in the directory keptCatalogues names, when it names one.
+func keptCatalogue(b *testing.B, key int, name string, write func(dir string)) []byte {
+	b.Helper()
 	built.Lock()
 	defer built.Unlock()
-	if data, ok := built.bytes[tools]; ok {
+	if data, ok := built.bytes[key]; ok {
 		return data
 	}
 	var kept string
 	if dir := os.Getenv(keptCatalogues); dir != "" {
-		kept = filepath.Join(dir, fmt.Sprintf("large-%d-%d.binpb", tools/toolsPerPackage, toolsPerPackage))
+		kept = filepath.Join(dir, name)
 	}
 	data, err := os.ReadFile(kept)
 	if kept == "" || err != nil {
 		dir := b.TempDir()
-		cataloguetest.WriteLarge(b, dir, tools/toolsPerPackage, toolsPerPackage)
+		write(dir)
 		data = cataloguetest.Build(b, dir)
 		if kept != "" {
 			if err := os.WriteFile(kept, data, 0o644); err != nil {
@@ -63,7 +74,7 @@ func largeCatalogue(b *testing.B, tools int) []byte {
 	if built.bytes == nil {
 		built.bytes = map[int][]byte{}
 	}
-	built.bytes[tools] = data
+	built.bytes[key] = data
 	return data
 }
 

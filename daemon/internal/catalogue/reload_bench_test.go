@@ -17,18 +17,8 @@ import (
 // and kept beside largeCatalogue's.
 func changedCatalogue(b *testing.B, tools int) []byte {
 	b.Helper()
-	built.Lock()
-	defer built.Unlock()
-	if data, ok := built.bytes[-tools]; ok {
-		return data
-	}
-	var kept string
-	if dir := os.Getenv(keptCatalogues); dir != "" {
-		kept = filepath.Join(dir, fmt.Sprintf("large-%d-%d-load7-changed.binpb", tools/toolsPerPackage, toolsPerPackage))
-	}
-	data, err := os.ReadFile(kept)
-	if kept == "" || err != nil {
-		dir := b.TempDir()
+	name := fmt.Sprintf("large-%d-%d-load7-changed.binpb", tools/toolsPerPackage, toolsPerPackage)
+	return keptCatalogue(b, -tools, name, func(dir string) {
 		cataloguetest.WriteLarge(b, dir, tools/toolsPerPackage, toolsPerPackage)
 		path := filepath.Join(dir, "load7/v1/load.proto")
 		src, err := os.ReadFile(path)
@@ -38,18 +28,7 @@ func changedCatalogue(b *testing.B, tools int) []byte {
 		if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(src), "max_len: 64", "max_len: 32")), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		data = cataloguetest.Build(b, dir)
-		if kept != "" {
-			if err := os.WriteFile(kept, data, 0o644); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	if built.bytes == nil {
-		built.bytes = map[int][]byte{}
-	}
-	built.bytes[-tools] = data
-	return data
+	})
 }
 
 // BenchmarkReload reloads a 10,000-tool catalogue over the generation
