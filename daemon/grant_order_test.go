@@ -91,6 +91,7 @@ func TestNothingRefusedAfterAGrantVerifiesCostsTheGrant(t *testing.T) {
 			return func() {
 				s.bus.start(t)
 				eventually(t, "garmd ready again", func() bool { status, _ := s.admin("/readyz"); return status == http.StatusOK })
+				s.bus.waitServing(t, "appr.v1.Payments.Pay")
 			}
 		}, http.StatusServiceUnavailable, ""},
 	}

@@ -69,6 +69,23 @@ func (b *bus) start(t testing.TB) {
 	}
 }
 
+// waitServing waits until a tool service answers on subject again, after
+// the bus came back: garmd and each service reconnect on their own, and
+// garmd may be ready before the service has subscribed again. The request
+// carries no invocation, which the runtime refuses before any handler runs.
+func (b *bus) waitServing(t testing.TB, subject string) {
+	t.Helper()
+	nc, err := nats.Connect(b.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	eventually(t, subject+" served again", func() bool {
+		_, err := nc.Request(subject, nil, time.Second)
+		return err == nil
+	})
+}
+
 func createStreams(t testing.TB, url string) {
 	t.Helper()
 	nc, err := nats.Connect(url)
