@@ -149,49 +149,25 @@ type ratio struct {
 }
 
 func ratios(callers int) []ratio {
-	get := func(r round, name string) (measured, bool) { m, ok := r.by[name]; return m, ok }
-	tput := func(a, b string) func(round) (float64, bool) {
-		return func(r round) (float64, bool) {
-			x, okx := get(r, a)
-			y, oky := get(r, b)
-			return x.loaded.PerSecond / y.loaded.PerSecond, okx && oky
+	// of pairs two targets' figures of one round, present in both.
+	of := func(combine func(x, y measured) float64) func(a, b string) func(round) (float64, bool) {
+		return func(a, b string) func(round) (float64, bool) {
+			return func(r round) (float64, bool) {
+				x, okx := r.by[a]
+				y, oky := r.by[b]
+				return combine(x, y), okx && oky
+			}
 		}
 	}
-	added := func(a, b string) func(round) (float64, bool) {
-		return func(r round) (float64, bool) {
-			x, okx := get(r, a)
-			y, oky := get(r, b)
-			return x.serial.P50us - y.serial.P50us, okx && oky
-		}
+	minus := func(figure func(measured) float64) func(a, b string) func(round) (float64, bool) {
+		return of(func(x, y measured) float64 { return figure(x) - figure(y) })
 	}
-	cpu := func(a, b string) func(round) (float64, bool) {
-		return func(r round) (float64, bool) {
-			x, okx := get(r, a)
-			y, oky := get(r, b)
-			return x.cpuPerCall - y.cpuPerCall, okx && oky
-		}
-	}
-	busCPU := func(a, b string) func(round) (float64, bool) {
-		return func(r round) (float64, bool) {
-			x, okx := get(r, a)
-			y, oky := get(r, b)
-			return x.busCPUPerCall - y.busCPUPerCall, okx && oky
-		}
-	}
-	toolCPU := func(a, b string) func(round) (float64, bool) {
-		return func(r round) (float64, bool) {
-			x, okx := get(r, a)
-			y, oky := get(r, b)
-			return x.toolCPUPerCall - y.toolCPUPerCall, okx && oky
-		}
-	}
-	serialCPU := func(a, b string) func(round) (float64, bool) {
-		return func(r round) (float64, bool) {
-			x, okx := get(r, a)
-			y, oky := get(r, b)
-			return x.serialCPUPerCall - y.serialCPUPerCall, okx && oky
-		}
-	}
+	tput := of(func(x, y measured) float64 { return x.loaded.PerSecond / y.loaded.PerSecond })
+	added := minus(func(m measured) float64 { return m.serial.P50us })
+	cpu := minus(func(m measured) float64 { return m.cpuPerCall })
+	busCPU := minus(func(m measured) float64 { return m.busCPUPerCall })
+	toolCPU := minus(func(m measured) float64 { return m.toolCPUPerCall })
+	serialCPU := minus(func(m measured) float64 { return m.serialCPUPerCall })
 	c := strconv.Itoa(callers)
 	return []ratio{
 		{"garmd / bridge throughput, " + c + " callers", "", "≥ 0.90", tput("garmd", "bridge")},

@@ -43,3 +43,32 @@ func TestTheOTLPSinkTakesARealExport(t *testing.T) {
 		t.Fatalf("%d exports of %d bytes, want one", sink.exports.Load(), sink.bytes.Load())
 	}
 }
+
+func TestTheRatiosPairTwoTargetsOfOneRound(t *testing.T) {
+	r := round{by: map[string]measured{
+		"garmd":  {loaded: loadResult{PerSecond: 900}, serial: loadResult{P50us: 630}, cpuPerCall: 90, busCPUPerCall: 34},
+		"bridge": {loaded: loadResult{PerSecond: 1000}, serial: loadResult{P50us: 600}, cpuPerCall: 70, busCPUPerCall: 30},
+	}}
+	want := map[string]float64{
+		"garmd / bridge throughput, 32 callers":               0.9,
+		"garmd − bridge p50, 1 caller":                        30,
+		"garmd − bridge CPU per call, 32 callers":             20,
+		"garmd − bridge nats-server CPU per call, 32 callers": 4,
+	}
+	seen := 0
+	for _, rt := range ratios(32) {
+		got, ok := rt.of(r)
+		w, wanted := want[rt.name]
+		switch {
+		case wanted && (!ok || got != w):
+			t.Errorf("%s: %v (%v), want %v", rt.name, got, ok, w)
+		case wanted:
+			seen++
+		case ok && (rt.name == "garmd / direct throughput, 32 callers" || rt.name == "garmd − compare p50, 1 caller"):
+			t.Errorf("%s: a figure of a target the round did not measure", rt.name)
+		}
+	}
+	if seen != len(want) {
+		t.Fatalf("%d of the %d figures were reported", seen, len(want))
+	}
+}
