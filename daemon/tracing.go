@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/garm-dev/garm/daemon/internal/tracing"
@@ -37,6 +38,14 @@ func (d *Daemon) openTracing(ctx context.Context) error {
 		}
 		tp = sdk
 		d.traces.flush, d.traces.shutdown = sdk.ForceFlush, sdk.Shutdown
+		// What the exporter and the batcher fail at or lose (a collector
+		// away, spans dropped) goes to garmd's log, not to a bare line on
+		// stderr. Only for the provider garmd built: a program that hands
+		// garmd its own keeps its own handler.
+		logger := d.logger
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+			logger.Warn("garmd: traces", "err", err.Error())
+		}))
 	}
 	d.tracer = tracing.New(tp, Version())
 	d.logger = slog.New(tracing.LogHandler(d.logger.Handler()))

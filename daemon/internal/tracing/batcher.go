@@ -2,12 +2,14 @@ package tracing
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
@@ -158,8 +160,8 @@ func (b *Batcher) wake() {
 	}
 }
 
-// Dropped is how many sampled spans were dropped because the queue was
-// full or the batcher shut down.
+// Dropped is how many sampled spans were dropped: the queue was full, the
+// batcher had shut down, or their export failed.
 func (b *Batcher) Dropped() uint64 { return b.dropped.Load() }
 
 // ForceFlush exports every span queued before it was called, and waits
@@ -196,6 +198,12 @@ func (b *Batcher) Shutdown(ctx context.Context) error {
 			return
 		}
 		b.err = b.exporter.Shutdown(ctx)
+		if n := b.dropped.Load(); n > 0 {
+			// Where the SDK's components report what they lose:
+			// OpenTelemetry's error handler, which garmd points at its
+			// log (daemon/tracing.go).
+			otel.Handle(fmt.Errorf("garmd's span batcher dropped %d spans", n))
+		}
 	})
 	return b.err
 }

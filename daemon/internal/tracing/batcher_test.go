@@ -3,10 +3,12 @@ package tracing
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
@@ -204,9 +206,16 @@ func TestAFullQueueDropsAndCountsAndNeverBlocksTheCaller(t *testing.T) {
 	if got := b.Dropped(); got != 6 {
 		t.Fatalf("%d spans dropped, want 6 (10 ended, 4 queued)", got)
 	}
+	var reported []error
+	previous := otel.GetErrorHandler()
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { reported = append(reported, err) }))
+	t.Cleanup(func() { otel.SetErrorHandler(previous) })
 	close(e.block)
 	if err := tp.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	if len(reported) != 1 || !strings.Contains(reported[0].Error(), "dropped 6 spans") {
+		t.Fatalf("at shutdown the batcher reported %v, want the 6 spans it dropped", reported)
 	}
 	if got := e.total(); got != 6 {
 		t.Fatalf("%d spans exported, want the first batch and the 4 queued", got)
