@@ -13,10 +13,16 @@ import (
 // every step with a cached principal and plan, and no network (the
 // transport answers at once).
 func BenchmarkChainInProcess(b *testing.B) {
-	r := newRigRecording(b, discard{})
+	benchmarkAdd(b, newRigRecording(b, discard{}), "")
+}
+
+// benchmarkAdd measures r's chain running calc.v1.add, sent with
+// traceparent, with a transport that answers at once.
+func benchmarkAdd(b *testing.B, r *rig, traceparent string) {
 	answer := &transport.Reply{Body: []byte{0x09, 0, 0, 0, 0, 0, 0, 0x08, 0x40}}
 	r.reply = func(context.Context, *transport.Request) (*transport.Reply, error) { return answer, nil }
 	req := r.request(r.token(b), "/calc.v1.Calculator/Add", `{"a":1,"b":2}`)
+	req.Traceparent = traceparent
 	ctx := context.Background()
 	if resp := r.chain.Run(ctx, req); resp.Status != 200 {
 		b.Fatalf("%d %s", resp.Status, resp.Body)

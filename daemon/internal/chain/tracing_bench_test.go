@@ -7,7 +7,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/garm-dev/garm/daemon/internal/tracing"
-	"github.com/garm-dev/garm/daemon/internal/transport"
 )
 
 // BenchmarkChainInProcessTraced is BenchmarkChainInProcess with tracing on
@@ -38,20 +37,7 @@ func benchmarkSampled(b *testing.B, traceparent string, sampler sdktrace.Sampler
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithSpanProcessor(tracing.NewBatcher(dropSpans{}, tracing.BatchLimits{})))
 	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	r.chain.Tracer = tracing.New(tp, "bench")
-	answer := &transport.Reply{Body: []byte{0x09, 0, 0, 0, 0, 0, 0, 0x08, 0x40}}
-	r.reply = func(context.Context, *transport.Request) (*transport.Reply, error) { return answer, nil }
-	req := r.request(r.token(b), "/calc.v1.Calculator/Add", `{"a":1,"b":2}`)
-	req.Traceparent = traceparent
-	ctx := context.Background()
-	if resp := r.chain.Run(ctx, req); resp.Status != 200 {
-		b.Fatalf("%d %s", resp.Status, resp.Body)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if resp := r.chain.Run(ctx, req); resp.Status != 200 {
-			b.Fatal(resp.Status)
-		}
-	}
+	benchmarkAdd(b, r, traceparent)
 }
 
 // dropSpans is an exporter that drops every span.
