@@ -86,8 +86,13 @@ func DecodeRequest(md protoreflect.MessageDescriptor, body []byte, json bool) (p
 		return msg, nil
 	}
 	if json {
-		if err := jsonIn.Unmarshal(body, fresh{msg}); err != nil {
-			return nil, fmt.Errorf("the JSON body does not decode: %w", err)
+		if !decodePlainJSON(body, msg) {
+			// Not plain, or not JSON at all: protojson decides, on a
+			// message the plain decode has not touched.
+			msg = dynamicpb.NewMessage(md)
+			if err := jsonIn.Unmarshal(body, fresh{msg}); err != nil {
+				return nil, fmt.Errorf("the JSON body does not decode: %w", err)
+			}
 		}
 		if err := checkRequired(md, msg); err != nil {
 			return nil, fmt.Errorf("the JSON body does not decode: %w", err)
@@ -150,10 +155,14 @@ func AppendBinary(dst []byte, msg protoreflect.Message) ([]byte, error) {
 // EncodeAnswer writes the answer in the caller's encoding. JSON answers are
 // compact: protojson varies its whitespace on purpose, and a caller (or a
 // test) comparing two answers should see the same bytes for the same data.
-// The answer is encoded once; its whitespace is taken out in place.
+// A plain answer is written compact by appendPlainJSON; any other is
+// encoded once by protojson and its whitespace taken out in place.
 func EncodeAnswer(msg protoreflect.Message, asJSON bool) ([]byte, error) {
 	if !asJSON {
 		return answerOut.Marshal(msg.Interface())
+	}
+	if b, ok := appendPlainJSON(make([]byte, 0, answerGuess), msg); ok {
+		return b, nil
 	}
 	b, err := jsonOut.MarshalAppend(make([]byte, 0, answerGuess), msg.Interface())
 	if err != nil {

@@ -1,6 +1,10 @@
 // Package codec turns a call's body into the tool's input message and the
 // tool's answer back into the caller's encoding (SPEC 7.3): protojson when
-// the request said application/json, binary protobuf otherwise.
+// the request said application/json, binary protobuf otherwise. JSON in
+// the plain subset (fields named as the contract names them, holding
+// plain values) is read and written directly, to protojson's bytes and
+// messages; anything else is protojson's to read, write or refuse
+// (decision 0078).
 //
 // It refuses what the contract does not describe: unknown JSON fields,
 // unknown binary fields at any depth, invalid UTF-8 in strings, nesting past
