@@ -56,8 +56,9 @@ var binaryEncoders = sync.Pool{New: func() any {
 	return e
 }}
 
-// maxPooledScratch bounds the scratch an encoder keeps in the pool, so one
-// enormous message does not pin its fields' memory there.
+// maxPooledScratch bounds the scratch an encoder brings back to the pool:
+// one message with thousands of fields set should not leave scratch that
+// large behind for every later request.
 const maxPooledScratch = 1024
 
 type binaryEncoder struct {

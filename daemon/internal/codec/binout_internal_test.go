@@ -245,6 +245,17 @@ func TestEncodeBinaryOfAnEmptyRequestIsEmptyNotNil(t *testing.T) {
 	}
 }
 
+func TestAppendBinaryWritesAPlainRequestAfterTheCallersBytes(t *testing.T) {
+	m := fromJSON(t, plainType(t, "Kinds"), `{"s":"x","child":{"i32":1}}`)
+	want, _ := appendPlainBinary([]byte("caller's bytes"), m)
+	for _, dst := range [][]byte{[]byte("caller's bytes"), append(make([]byte, 0, 64), "caller's bytes"...)} {
+		got, err := AppendBinary(dst, m)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("AppendBinary wrote %q (%v), want %q", got, err, want)
+		}
+	}
+}
+
 func TestThePlainBinaryEncoderAllocatesOnlyItsOutput(t *testing.T) {
 	if raceDetector {
 		t.Skip("the race detector makes sync.Pool drop what it is given, so the encoder's scratch is allocated again")
