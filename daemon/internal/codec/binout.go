@@ -134,7 +134,7 @@ func (e *binaryEncoder) message(m protoreflect.Message, depth int) bool {
 }
 
 func (e *binaryEncoder) list(l protoreflect.List, fd protoreflect.FieldDescriptor, depth int) bool {
-	if fd.IsPacked() {
+	if fd.IsPacked() && l.Len() > 0 {
 		e.out = protowire.AppendTag(e.out, fd.Number(), protowire.BytesType)
 		at := e.reserveLength()
 		for i := range l.Len() {
