@@ -58,8 +58,9 @@ func ContentType(json bool) string {
 
 // Required fields (proto2) are checked once, when the caller's request is
 // decoded, and only for a contract that has some (reachesRequired);
-// re-encoding that request for the hop, and the tool's answer, skip the
-// check (AllowPartial), which on dynamic messages costs a walk and several
+// re-encoding that request for the hop (by appendPlainBinary, or binOut
+// when the request is not plain), and the tool's answer, skip the check
+// (AllowPartial), which on dynamic messages costs a walk and several
 // allocations per call. A tool's own runtime checks what it receives.
 var (
 	jsonIn = protojson.UnmarshalOptions{DiscardUnknown: false, AllowPartial: true}
@@ -141,14 +142,24 @@ type fresh struct{ m *dynamicpb.Message }
 
 func (f fresh) ProtoReflect() protoreflect.Message { return f.m }
 
-// EncodeBinary is the request as the hop carries it.
+// EncodeBinary is the request as the hop carries it. A plain request is
+// written by appendPlainBinary; any other, and the empty one (whose
+// encoding protobuf-go gives as nil or empty by whether the message is
+// valid), by protobuf-go.
 func EncodeBinary(msg protoreflect.Message) ([]byte, error) {
+	if b, ok := appendPlainBinary(nil, msg); ok && len(b) > 0 {
+		return b, nil
+	}
 	return binOut.Marshal(msg.Interface())
 }
 
 // AppendBinary is EncodeBinary appending to dst, for a caller that reuses
-// its buffers.
+// its buffers. When the request is not plain, what appendPlainBinary
+// appended is dropped and protobuf-go appends to dst as it was.
 func AppendBinary(dst []byte, msg protoreflect.Message) ([]byte, error) {
+	if b, ok := appendPlainBinary(dst, msg); ok {
+		return b, nil
+	}
 	return binOut.MarshalAppend(dst, msg.Interface())
 }
 

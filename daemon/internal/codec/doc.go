@@ -4,7 +4,9 @@
 // the plain subset (fields named as the contract names them, holding
 // plain values) is read and written directly, to protojson's bytes and
 // messages; anything else is protojson's to read, write or refuse
-// (decision 0078).
+// (decision 0078). A plain request is encoded to binary for the hop the
+// same way, directly, to bytes protobuf-go decodes to the same message;
+// any other is protobuf-go's to encode.
 //
 // It refuses what the contract does not describe: unknown JSON fields,
 // unknown binary fields at any depth, invalid UTF-8 in strings, nesting past
