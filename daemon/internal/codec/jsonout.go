@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -25,50 +26,72 @@ import (
 // the whole answer with protojson, which writes the first three its own
 // way and refuses the last.
 func appendPlainJSON(dst []byte, m protoreflect.Message) ([]byte, bool) {
-	e := plainEncoder{out: dst}
+	e := jsonEncoders.Get().(*plainEncoder)
+	e.out = dst
 	ok := e.message(m, 0)
-	return e.out, ok
+	out := e.out
+	e.out = nil
+	if cap(e.fields) <= maxPooledScratch {
+		jsonEncoders.Put(e)
+	}
+	return out, ok
 }
 
-type plainEncoder struct{ out []byte }
+// jsonEncoders keeps encoders with their Range callback bound, as
+// binaryEncoders does.
+var jsonEncoders = sync.Pool{New: func() any {
+	e := &plainEncoder{}
+	e.addField = e.appendField
+	return e
+}}
 
+type plainEncoder struct {
+	out []byte
+	// fields is a stack, as binaryEncoder's: a message Ranges the fields
+	// it has set onto the end, writes them, and cuts them off.
+	fields   []setField
+	addField func(protoreflect.FieldDescriptor, protoreflect.Value) bool
+}
+
+func (e *plainEncoder) appendField(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+	e.fields = append(e.fields, setField{fd: fd, v: v, order: uint64(fd.Index())})
+	return true
+}
+
+// message writes the fields m has set, in declaration order, as protojson
+// orders fields that are not extensions.
 func (e *plainEncoder) message(m protoreflect.Message, depth int) bool {
-	md := m.Descriptor()
-	if depth >= maxPlainDepth || unusual(md) {
+	if depth >= maxPlainDepth || unusual(m.Descriptor()) {
 		return false
 	}
 	e.out = append(e.out, '{')
-	fields := md.Fields()
-	first := true
-	for i := range fields.Len() {
-		fd := fields.Get(i)
-		if !m.Has(fd) {
-			continue
-		}
-		if !first {
+	start := len(e.fields)
+	m.Range(e.addField)
+	slices.SortFunc(e.fields[start:], func(a, b setField) int { return cmp.Compare(a.order, b.order) })
+	ok := true
+	// Index e.fields afresh each time: a nested message appends to it.
+	for i := start; ok && i < len(e.fields); i++ {
+		f := e.fields[i]
+		if i > start {
 			e.out = append(e.out, ',')
 		}
-		first = false
-		if !e.str(fd.TextName()) {
-			return false
+		if ok = e.str(f.fd.TextName()); !ok {
+			break
 		}
 		e.out = append(e.out, ':')
-		v := m.Get(fd)
-		var ok bool
 		switch {
-		case fd.IsList():
-			ok = e.list(v.List(), fd, depth)
-		case fd.IsMap():
-			ok = e.mapEntries(v.Map(), fd, depth)
+		case f.fd.IsList():
+			ok = e.list(f.v.List(), f.fd, depth)
+		case f.fd.IsMap():
+			ok = e.mapEntries(f.v.Map(), f.fd, depth)
 		default:
-			ok = e.singular(v, fd, depth)
-		}
-		if !ok {
-			return false
+			ok = e.singular(f.v, f.fd, depth)
 		}
 	}
+	clear(e.fields[start:])
+	e.fields = e.fields[:start]
 	e.out = append(e.out, '}')
-	return true
+	return ok
 }
 
 func (e *plainEncoder) list(l protoreflect.List, fd protoreflect.FieldDescriptor, depth int) bool {
