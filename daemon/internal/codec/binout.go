@@ -1,9 +1,7 @@
 package codec
 
 import (
-	"cmp"
 	"math"
-	"slices"
 	"sync"
 	"unicode/utf8"
 
@@ -40,52 +38,32 @@ func appendPlainBinary(dst []byte, m protoreflect.Message) ([]byte, bool) {
 	ok := e.message(m, 0)
 	out := e.out
 	e.out = nil
-	if cap(e.fields) <= maxPooledScratch && cap(e.entries) <= maxPooledScratch {
+	if cap(e.stack.fields) <= maxPooledScratch && cap(e.entries) <= maxPooledScratch {
 		binaryEncoders.Put(e)
 	}
 	return out, ok
 }
 
-// binaryEncoders keeps encoders with their Range callbacks bound: a
-// closure passed to Range, an interface method, would be allocated on
-// every call.
+// binaryEncoders keeps encoders with their Range callbacks bound (see
+// fieldStack).
 var binaryEncoders = sync.Pool{New: func() any {
 	e := &binaryEncoder{}
-	e.addField = e.appendField
+	e.stack.bind(deterministicOrder)
 	e.addEntry = e.appendEntry
 	return e
 }}
 
-// maxPooledScratch bounds the scratch an encoder brings back to the pool:
-// one message with thousands of fields set should not leave scratch that
-// large behind for every later request.
-const maxPooledScratch = 1024
-
 type binaryEncoder struct {
-	out []byte
-	// fields and entries are stacks: a message (or map) Ranges its own
-	// onto the end, writes them, and cuts them off, so what a nested
-	// message pushes never disturbs its parent's.
-	fields   []setField
+	out   []byte
+	stack fieldStack
+	// entries is a stack as stack is, of a map's entries.
 	entries  []mapEntry
-	addField func(protoreflect.FieldDescriptor, protoreflect.Value) bool
 	addEntry func(protoreflect.MapKey, protoreflect.Value) bool
-}
-
-type setField struct {
-	fd    protoreflect.FieldDescriptor
-	v     protoreflect.Value
-	order uint64 // deterministicOrder(fd)
 }
 
 type mapEntry struct {
 	k protoreflect.MapKey
 	v protoreflect.Value
-}
-
-func (e *binaryEncoder) appendField(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-	e.fields = append(e.fields, setField{fd, v, deterministicOrder(fd)})
-	return true
 }
 
 func (e *binaryEncoder) appendEntry(k protoreflect.MapKey, v protoreflect.Value) bool {
@@ -109,13 +87,10 @@ func (e *binaryEncoder) message(m protoreflect.Message, depth int) bool {
 	if depth >= maxPlainDepth || unusual(m.Descriptor()) {
 		return false
 	}
-	start := len(e.fields)
-	m.Range(e.addField)
-	slices.SortFunc(e.fields[start:], func(a, b setField) int { return cmp.Compare(a.order, b.order) })
+	start := e.stack.push(m)
 	ok := true
-	// Index e.fields afresh each time: a nested message appends to it.
-	for i := start; ok && i < len(e.fields); i++ {
-		f := e.fields[i]
+	for i := start; ok && i < len(e.stack.fields); i++ {
+		f := e.stack.fields[i]
 		switch {
 		case f.fd.IsList():
 			ok = e.list(f.v.List(), f.fd, depth)
@@ -125,8 +100,7 @@ func (e *binaryEncoder) message(m protoreflect.Message, depth int) bool {
 			ok = e.field(f.v, f.fd, depth)
 		}
 	}
-	clear(e.fields[start:])
-	e.fields = e.fields[:start]
+	e.stack.pop(start)
 	if ok {
 		e.out = append(e.out, m.GetUnknown()...)
 	}

@@ -31,31 +31,22 @@ func appendPlainJSON(dst []byte, m protoreflect.Message) ([]byte, bool) {
 	ok := e.message(m, 0)
 	out := e.out
 	e.out = nil
-	if cap(e.fields) <= maxPooledScratch {
+	if cap(e.stack.fields) <= maxPooledScratch {
 		jsonEncoders.Put(e)
 	}
 	return out, ok
 }
 
-// jsonEncoders keeps encoders with their Range callback bound, as
-// binaryEncoders does.
+// jsonEncoders keeps encoders with their Range callback bound.
 var jsonEncoders = sync.Pool{New: func() any {
 	e := &plainEncoder{}
-	e.addField = e.appendField
+	e.stack.bind(declarationOrder)
 	return e
 }}
 
 type plainEncoder struct {
-	out []byte
-	// fields is a stack, as binaryEncoder's: a message Ranges the fields
-	// it has set onto the end, writes them, and cuts them off.
-	fields   []setField
-	addField func(protoreflect.FieldDescriptor, protoreflect.Value) bool
-}
-
-func (e *plainEncoder) appendField(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-	e.fields = append(e.fields, setField{fd: fd, v: v, order: uint64(fd.Index())})
-	return true
+	out   []byte
+	stack fieldStack
 }
 
 // message writes the fields m has set, in declaration order, as protojson
@@ -65,13 +56,10 @@ func (e *plainEncoder) message(m protoreflect.Message, depth int) bool {
 		return false
 	}
 	e.out = append(e.out, '{')
-	start := len(e.fields)
-	m.Range(e.addField)
-	slices.SortFunc(e.fields[start:], func(a, b setField) int { return cmp.Compare(a.order, b.order) })
+	start := e.stack.push(m)
 	ok := true
-	// Index e.fields afresh each time: a nested message appends to it.
-	for i := start; ok && i < len(e.fields); i++ {
-		f := e.fields[i]
+	for i := start; ok && i < len(e.stack.fields); i++ {
+		f := e.stack.fields[i]
 		if i > start {
 			e.out = append(e.out, ',')
 		}
@@ -88,8 +76,7 @@ func (e *plainEncoder) message(m protoreflect.Message, depth int) bool {
 			ok = e.singular(f.v, f.fd, depth)
 		}
 	}
-	clear(e.fields[start:])
-	e.fields = e.fields[:start]
+	e.stack.pop(start)
 	e.out = append(e.out, '}')
 	return ok
 }
