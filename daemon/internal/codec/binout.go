@@ -33,15 +33,7 @@ import (
 // UTF-8 in a proto3 string and writes it in a proto2 one; that choice is
 // left to it.
 func appendPlainBinary(dst []byte, m protoreflect.Message) ([]byte, bool) {
-	e := binaryEncoders.Get().(*binaryEncoder)
-	e.out = dst
-	ok := e.message(m, 0)
-	out := e.out
-	e.out = nil
-	if cap(e.stack.fields) <= maxPooledScratch && cap(e.entries) <= maxPooledScratch {
-		binaryEncoders.Put(e)
-	}
-	return out, ok
+	return writePooled(&binaryEncoders, dst, m)
 }
 
 // binaryEncoders keeps encoders with their Range callbacks bound (see
@@ -60,6 +52,16 @@ type binaryEncoder struct {
 	entries  []mapEntry
 	addEntry func(protoreflect.MapKey, protoreflect.Value) bool
 }
+
+func (e *binaryEncoder) write(dst []byte, m protoreflect.Message) ([]byte, bool) {
+	e.out = dst
+	ok := e.message(m, 0)
+	out := e.out
+	e.out = nil
+	return out, ok
+}
+
+func (e *binaryEncoder) scratch() int { return max(cap(e.stack.fields), cap(e.entries)) }
 
 type mapEntry struct {
 	k protoreflect.MapKey

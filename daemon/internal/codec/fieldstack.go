@@ -3,6 +3,7 @@ package codec
 import (
 	"cmp"
 	"slices"
+	"sync"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -49,6 +50,25 @@ func (s *fieldStack) push(m protoreflect.Message) int {
 func (s *fieldStack) pop(start int) {
 	clear(s.fields[start:])
 	s.fields = s.fields[:start]
+}
+
+// plainWriter is a plain encoder kept in a pool with its scratch.
+type plainWriter interface {
+	// write appends m to dst; false when m is not plain.
+	write(dst []byte, m protoreflect.Message) ([]byte, bool)
+	// scratch is the capacity of the scratch it would bring back.
+	scratch() int
+}
+
+// writePooled writes m with an encoder from pool, and gives the encoder
+// back unless its scratch grew past maxPooledScratch.
+func writePooled(pool *sync.Pool, dst []byte, m protoreflect.Message) ([]byte, bool) {
+	w := pool.Get().(plainWriter)
+	out, ok := w.write(dst, m)
+	if w.scratch() <= maxPooledScratch {
+		pool.Put(w)
+	}
+	return out, ok
 }
 
 // maxPooledScratch bounds the scratch an encoder brings back to its pool:

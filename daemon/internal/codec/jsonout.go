@@ -26,15 +26,7 @@ import (
 // the whole answer with protojson, which writes the first three its own
 // way and refuses the last.
 func appendPlainJSON(dst []byte, m protoreflect.Message) ([]byte, bool) {
-	e := jsonEncoders.Get().(*plainEncoder)
-	e.out = dst
-	ok := e.message(m, 0)
-	out := e.out
-	e.out = nil
-	if cap(e.stack.fields) <= maxPooledScratch {
-		jsonEncoders.Put(e)
-	}
-	return out, ok
+	return writePooled(&jsonEncoders, dst, m)
 }
 
 // jsonEncoders keeps encoders with their Range callback bound.
@@ -48,6 +40,16 @@ type plainEncoder struct {
 	out   []byte
 	stack fieldStack
 }
+
+func (e *plainEncoder) write(dst []byte, m protoreflect.Message) ([]byte, bool) {
+	e.out = dst
+	ok := e.message(m, 0)
+	out := e.out
+	e.out = nil
+	return out, ok
+}
+
+func (e *plainEncoder) scratch() int { return cap(e.stack.fields) }
 
 // message writes the fields m has set, in declaration order, as protojson
 // orders fields that are not extensions.
