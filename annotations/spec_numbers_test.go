@@ -17,6 +17,7 @@ garm.tool.v1.tool                  50002 extends google.protobuf.MethodOptions
 garm.tool.v1.default_field_policy  50003 extends google.protobuf.MessageOptions
 garm.tool.v1.compartments          50004 extends google.protobuf.FileOptions
 garm.tool.v1.tool_sets             50005 extends google.protobuf.FileOptions
+garm.tool.v1.attributes            50006 extends google.protobuf.FileOptions
 
 garm.tool.v1.Clearance.CLEARANCE_UNSPECIFIED   0
 garm.tool.v1.Clearance.CLEARANCE_PUBLIC       10
@@ -79,7 +80,7 @@ garm.tool.v1.Redaction.IpPrefix.bits 1
 garm.tool.v1.Redaction.UrlOrigin empty
 garm.tool.v1.Redaction.DateGrain.grain 1
 
-garm.tool.v1.ToolPolicy reserved 11 15
+garm.tool.v1.ToolPolicy reserved 15
 garm.tool.v1.ToolPolicy.name           1
 garm.tool.v1.ToolPolicy.title          2
 garm.tool.v1.ToolPolicy.description    3
@@ -93,6 +94,7 @@ garm.tool.v1.ToolPolicy.guidance      10
 garm.tool.v1.ToolPolicy.sets          12
 garm.tool.v1.ToolPolicy.audit         13
 garm.tool.v1.ToolPolicy.audience      14
+garm.tool.v1.ToolPolicy.instance      11
 garm.tool.v1.ToolPolicy.Effects.idempotent        1
 garm.tool.v1.ToolPolicy.Effects.reversibility     2
 garm.tool.v1.ToolPolicy.Effects.external          3
@@ -125,6 +127,32 @@ garm.tool.v1.ToolPolicy.Audit.Level.LEVEL_AUDIT       2
 garm.tool.v1.Decl.name        1
 garm.tool.v1.Decl.description 2
 garm.tool.v1.DeclSet.declared 1
+
+# Instance authorization (issue 31): attributes and ToolPolicy.instance
+garm.tool.v1.Attribute.name        1
+garm.tool.v1.Attribute.description 2
+garm.tool.v1.Attribute.type        3
+garm.tool.v1.Attribute.max_items   4
+garm.tool.v1.Attribute.max_len     5
+garm.tool.v1.Attribute.Type.TYPE_UNSPECIFIED 0
+garm.tool.v1.Attribute.Type.TYPE_STRING      1
+garm.tool.v1.Attribute.Type.TYPE_INT         2
+garm.tool.v1.Attribute.Type.TYPE_BOOL        3
+garm.tool.v1.Attribute.Type.TYPE_STRING_LIST 4
+garm.tool.v1.AttributeSet.declared 1
+garm.tool.v1.InstanceRule.id          1
+garm.tool.v1.InstanceRule.description 2
+garm.tool.v1.InstanceRule.expression  3
+garm.tool.v1.InstanceRule.audit_only  4
+garm.tool.v1.RowFilter.id               1
+garm.tool.v1.RowFilter.description      2
+garm.tool.v1.RowFilter.field            3
+garm.tool.v1.RowFilter.keep             4
+garm.tool.v1.RowFilter.clear_on_removal 5
+garm.tool.v1.RowFilter.audit_only       6
+garm.tool.v1.InstancePolicy.require 1
+garm.tool.v1.InstancePolicy.reveal  2
+garm.tool.v1.InstancePolicy.filter  3
 
 # §3.3 garm.tool.v1, invocation.proto
 garm.tool.v1.InvocationContext.attribution      1
@@ -254,6 +282,17 @@ garm.plan.v1.FieldRule.schema         10
 garm.plan.v1.FieldRule.required       11
 garm.plan.v1.PackagePlan.package  1
 garm.plan.v1.PackagePlan.messages 2
+garm.plan.v1.PackagePlan.rules    3
+garm.plan.v1.RulePhase.RULE_PHASE_UNSPECIFIED 0
+garm.plan.v1.RulePhase.RULE_PHASE_REQUIRE     1
+garm.plan.v1.RulePhase.RULE_PHASE_REVEAL      2
+garm.plan.v1.RulePhase.RULE_PHASE_FILTER      3
+garm.plan.v1.RulePlan.tool       1
+garm.plan.v1.RulePlan.id         2
+garm.plan.v1.RulePlan.phase      3
+garm.plan.v1.RulePlan.reads      4
+garm.plan.v1.RulePlan.cost_bound 5
+garm.plan.v1.RulePlan.audit_only 6
 
 # §3.6 garm.catalogue.v1
 garm.catalogue.v1.Catalogue.annotation_schema_version 1
@@ -264,6 +303,7 @@ garm.catalogue.v1.Catalogue.provenance                5
 garm.catalogue.v1.Catalogue.field_docs                6
 garm.catalogue.v1.Catalogue.descriptor_hashes         7
 garm.catalogue.v1.Catalogue.plans                     8
+garm.catalogue.v1.Catalogue.attributes                9
 garm.catalogue.v1.Provenance.producer 1
 garm.catalogue.v1.Provenance.compiler 2
 garm.catalogue.v1.Provenance.built_at 3
@@ -301,5 +341,10 @@ garm.ledger.v1.Event.daemon_version         73
 garm.ledger.v1.Event.method                 74
 garm.ledger.v1.Event.surface                75
 garm.ledger.v1.Event.client_name            76
+garm.ledger.v1.Event.instance_rule          77
+garm.ledger.v1.Event.rows_filtered          78
+garm.ledger.v1.Event.filters_applied        79
+garm.ledger.v1.Event.audit_only_verdicts    80
+garm.ledger.v1.Event.rule_error_class       81
 garm.ledger.v1.Batch.events 1
 `

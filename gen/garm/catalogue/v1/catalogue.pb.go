@@ -67,7 +67,10 @@ type Catalogue struct {
 	DescriptorHashes map[string]string `protobuf:"bytes,7,rep,name=descriptor_hashes,json=descriptorHashes,proto3" json:"descriptor_hashes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// The plans of every tool input and output message, one per proto package,
 	// precomputed so garmd compiles nothing at boot.
-	Plans         []*v11.PackagePlan `protobuf:"bytes,8,rep,name=plans,proto3" json:"plans,omitempty"`
+	Plans []*v11.PackagePlan `protobuf:"bytes,8,rep,name=plans,proto3" json:"plans,omitempty"`
+	// The declared principal attributes, sorted by name. garmd binds only these
+	// from a token's garm.attrs, and instance rules read only these.
+	Attributes    []*v1.Attribute `protobuf:"bytes,9,rep,name=attributes,proto3" json:"attributes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -158,6 +161,13 @@ func (x *Catalogue) GetPlans() []*v11.PackagePlan {
 	return nil
 }
 
+func (x *Catalogue) GetAttributes() []*v1.Attribute {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
+}
+
 // Provenance records who built a catalogue, from what and when. It is
 // informational: garmd prints it and garm-catalogue inspect shows it; nothing
 // decides on it.
@@ -239,7 +249,7 @@ var File_garm_catalogue_v1_catalogue_proto protoreflect.FileDescriptor
 
 const file_garm_catalogue_v1_catalogue_proto_rawDesc = "" +
 	"\n" +
-	"!garm/catalogue/v1/catalogue.proto\x12\x11garm.catalogue.v1\x1a\x17garm/plan/v1/plan.proto\x1a\x17garm/tool/v1/tool.proto\x1a google/protobuf/descriptor.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8a\x05\n" +
+	"!garm/catalogue/v1/catalogue.proto\x12\x11garm.catalogue.v1\x1a\x17garm/plan/v1/plan.proto\x1a\x17garm/tool/v1/tool.proto\x1a google/protobuf/descriptor.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc3\x05\n" +
 	"\tCatalogue\x12:\n" +
 	"\x19annotation_schema_version\x18\x01 \x01(\rR\x17annotationSchemaVersion\x128\n" +
 	"\x05files\x18\x02 \x01(\v2\".google.protobuf.FileDescriptorSetR\x05files\x126\n" +
@@ -251,7 +261,10 @@ const file_garm_catalogue_v1_catalogue_proto_rawDesc = "" +
 	"\n" +
 	"field_docs\x18\x06 \x03(\v2+.garm.catalogue.v1.Catalogue.FieldDocsEntryR\tfieldDocs\x12_\n" +
 	"\x11descriptor_hashes\x18\a \x03(\v22.garm.catalogue.v1.Catalogue.DescriptorHashesEntryR\x10descriptorHashes\x12/\n" +
-	"\x05plans\x18\b \x03(\v2\x19.garm.plan.v1.PackagePlanR\x05plans\x1a<\n" +
+	"\x05plans\x18\b \x03(\v2\x19.garm.plan.v1.PackagePlanR\x05plans\x127\n" +
+	"\n" +
+	"attributes\x18\t \x03(\v2\x17.garm.tool.v1.AttributeR\n" +
+	"attributes\x1a<\n" +
 	"\x0eFieldDocsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aC\n" +
@@ -286,7 +299,8 @@ var file_garm_catalogue_v1_catalogue_proto_goTypes = []any{
 	(*descriptorpb.FileDescriptorSet)(nil), // 4: google.protobuf.FileDescriptorSet
 	(*v1.Decl)(nil),                        // 5: garm.tool.v1.Decl
 	(*v11.PackagePlan)(nil),                // 6: garm.plan.v1.PackagePlan
-	(*timestamppb.Timestamp)(nil),          // 7: google.protobuf.Timestamp
+	(*v1.Attribute)(nil),                   // 7: garm.tool.v1.Attribute
+	(*timestamppb.Timestamp)(nil),          // 8: google.protobuf.Timestamp
 }
 var file_garm_catalogue_v1_catalogue_proto_depIdxs = []int32{
 	4, // 0: garm.catalogue.v1.Catalogue.files:type_name -> google.protobuf.FileDescriptorSet
@@ -296,12 +310,13 @@ var file_garm_catalogue_v1_catalogue_proto_depIdxs = []int32{
 	2, // 4: garm.catalogue.v1.Catalogue.field_docs:type_name -> garm.catalogue.v1.Catalogue.FieldDocsEntry
 	3, // 5: garm.catalogue.v1.Catalogue.descriptor_hashes:type_name -> garm.catalogue.v1.Catalogue.DescriptorHashesEntry
 	6, // 6: garm.catalogue.v1.Catalogue.plans:type_name -> garm.plan.v1.PackagePlan
-	7, // 7: garm.catalogue.v1.Provenance.built_at:type_name -> google.protobuf.Timestamp
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	7, // 7: garm.catalogue.v1.Catalogue.attributes:type_name -> garm.tool.v1.Attribute
+	8, // 8: garm.catalogue.v1.Provenance.built_at:type_name -> google.protobuf.Timestamp
+	9, // [9:9] is the sub-list for method output_type
+	9, // [9:9] is the sub-list for method input_type
+	9, // [9:9] is the sub-list for extension type_name
+	9, // [9:9] is the sub-list for extension extendee
+	0, // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_garm_catalogue_v1_catalogue_proto_init() }

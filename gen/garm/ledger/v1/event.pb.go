@@ -112,9 +112,26 @@ type Event struct {
 	Surface string `protobuf:"bytes,75,opt,name=surface,proto3" json:"surface,omitempty"`
 	// The name the client declared for itself (MCP clientInfo.name), bounded
 	// and sanitised. Attribution only: nothing decides on it.
-	ClientName    string `protobuf:"bytes,76,opt,name=client_name,json=clientName,proto3" json:"client_name,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ClientName string `protobuf:"bytes,76,opt,name=client_name,json=clientName,proto3" json:"client_name,omitempty"`
+	// The id of the instance rule that refused the call (step 4) or withheld
+	// its answer (step 7); empty when none did.
+	InstanceRule string `protobuf:"bytes,77,opt,name=instance_rule,json=instanceRule,proto3" json:"instance_rule,omitempty"`
+	// How many answer rows the instance filters removed.
+	RowsFiltered uint32 `protobuf:"varint,78,opt,name=rows_filtered,json=rowsFiltered,proto3" json:"rows_filtered,omitempty"`
+	// The ids of the filters that removed at least one row, in declaration
+	// order.
+	FiltersApplied []string `protobuf:"bytes,79,rep,name=filters_applied,json=filtersApplied,proto3" json:"filters_applied,omitempty"`
+	// What audit-only rules would have done, as "<phase>:<rule id>" ("require:
+	// own_customer", "filter:own_accounts"), in evaluation order. The call
+	// proceeded regardless.
+	AuditOnlyVerdicts []string `protobuf:"bytes,80,rep,name=audit_only_verdicts,json=auditOnlyVerdicts,proto3" json:"audit_only_verdicts,omitempty"`
+	// When a rule's evaluation failed rather than returned false, the class of
+	// the failure from a closed list: "absent_attribute", "no_such_key",
+	// "overflow", "division_by_zero", "not_bool", "other". Never a value and
+	// never the evaluator's text.
+	RuleErrorClass string `protobuf:"bytes,81,opt,name=rule_error_class,json=ruleErrorClass,proto3" json:"rule_error_class,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Event) Reset() {
@@ -357,6 +374,41 @@ func (x *Event) GetClientName() string {
 	return ""
 }
 
+func (x *Event) GetInstanceRule() string {
+	if x != nil {
+		return x.InstanceRule
+	}
+	return ""
+}
+
+func (x *Event) GetRowsFiltered() uint32 {
+	if x != nil {
+		return x.RowsFiltered
+	}
+	return 0
+}
+
+func (x *Event) GetFiltersApplied() []string {
+	if x != nil {
+		return x.FiltersApplied
+	}
+	return nil
+}
+
+func (x *Event) GetAuditOnlyVerdicts() []string {
+	if x != nil {
+		return x.AuditOnlyVerdicts
+	}
+	return nil
+}
+
+func (x *Event) GetRuleErrorClass() string {
+	if x != nil {
+		return x.RuleErrorClass
+	}
+	return ""
+}
+
 // Batch frames ledger rows on the GARM_LEDGER stream: garmd publishes the rows
 // of one subject together, and a reader unpacks them in order.
 type Batch struct {
@@ -408,7 +460,8 @@ var File_garm_ledger_v1_event_proto protoreflect.FileDescriptor
 
 const file_garm_ledger_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x1agarm/ledger/v1/event.proto\x12\x0egarm.ledger.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf4\b\n" +
+	"\x1agarm/ledger/v1/event.proto\x12\x0egarm.ledger.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc1\n" +
+	"\n" +
 	"\x05Event\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x16\n" +
@@ -444,7 +497,12 @@ const file_garm_ledger_v1_event_proto_rawDesc = "" +
 	"\x06method\x18J \x01(\tR\x06method\x12\x18\n" +
 	"\asurface\x18K \x01(\tR\asurface\x12\x1f\n" +
 	"\vclient_name\x18L \x01(\tR\n" +
-	"clientName\x1a7\n" +
+	"clientName\x12#\n" +
+	"\rinstance_rule\x18M \x01(\tR\finstanceRule\x12#\n" +
+	"\rrows_filtered\x18N \x01(\rR\frowsFiltered\x12'\n" +
+	"\x0ffilters_applied\x18O \x03(\tR\x0efiltersApplied\x12.\n" +
+	"\x13audit_only_verdicts\x18P \x03(\tR\x11auditOnlyVerdicts\x12(\n" +
+	"\x10rule_error_class\x18Q \x01(\tR\x0eruleErrorClass\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01J\x04\b\x14\x10!J\x04\b\"\x10*J\x04\b2\x10<\"6\n" +

@@ -100,6 +100,63 @@ func (Container) EnumDescriptor() ([]byte, []int) {
 	return file_garm_plan_v1_plan_proto_rawDescGZIP(), []int{0}
 }
 
+// RulePhase is where in the chain an instance rule runs.
+type RulePhase int32
+
+const (
+	// Not set; every rule plan has a phase.
+	RulePhase_RULE_PHASE_UNSPECIFIED RulePhase = 0
+	// Step 4, over principal and request.
+	RulePhase_RULE_PHASE_REQUIRE RulePhase = 1
+	// Step 7, over principal, request and response.
+	RulePhase_RULE_PHASE_REVEAL RulePhase = 2
+	// Step 7, over principal, request and one row.
+	RulePhase_RULE_PHASE_FILTER RulePhase = 3
+)
+
+// Enum value maps for RulePhase.
+var (
+	RulePhase_name = map[int32]string{
+		0: "RULE_PHASE_UNSPECIFIED",
+		1: "RULE_PHASE_REQUIRE",
+		2: "RULE_PHASE_REVEAL",
+		3: "RULE_PHASE_FILTER",
+	}
+	RulePhase_value = map[string]int32{
+		"RULE_PHASE_UNSPECIFIED": 0,
+		"RULE_PHASE_REQUIRE":     1,
+		"RULE_PHASE_REVEAL":      2,
+		"RULE_PHASE_FILTER":      3,
+	}
+)
+
+func (x RulePhase) Enum() *RulePhase {
+	p := new(RulePhase)
+	*p = x
+	return p
+}
+
+func (x RulePhase) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RulePhase) Descriptor() protoreflect.EnumDescriptor {
+	return file_garm_plan_v1_plan_proto_enumTypes[1].Descriptor()
+}
+
+func (RulePhase) Type() protoreflect.EnumType {
+	return &file_garm_plan_v1_plan_proto_enumTypes[1]
+}
+
+func (x RulePhase) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RulePhase.Descriptor instead.
+func (RulePhase) EnumDescriptor() ([]byte, []int) {
+	return file_garm_plan_v1_plan_proto_rawDescGZIP(), []int{1}
+}
+
 // MessagePlan is the plan of one tool input or output message. garmd resolves
 // it per caller shape (clearance and compartments) into the rules that caller
 // is denied, and assembles the caller's schema from its fragments.
@@ -324,7 +381,11 @@ type PackagePlan struct {
 	// The proto package (payments.v1).
 	Package string `protobuf:"bytes,1,opt,name=package,proto3" json:"package,omitempty"`
 	// A plan for every tool input and output message of the package.
-	Messages      []*MessagePlan `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
+	Messages []*MessagePlan `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
+	// What the build computed for every instance rule of the package's tools,
+	// tools in name order, rules in declaration order (require, reveal,
+	// filter), so that review sees a rule's reach and bound as a diff.
+	Rules         []*RulePlan `protobuf:"bytes,3,rep,name=rules,proto3" json:"rules,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -373,6 +434,105 @@ func (x *PackagePlan) GetMessages() []*MessagePlan {
 	return nil
 }
 
+func (x *PackagePlan) GetRules() []*RulePlan {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+// RulePlan is what the build computed for one instance rule.
+type RulePlan struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tool's short name.
+	Tool string `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
+	// The rule's id.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// Where it runs.
+	Phase RulePhase `protobuf:"varint,3,opt,name=phase,proto3,enum=garm.plan.v1.RulePhase" json:"phase,omitempty"`
+	// The variables and paths the rule reads ("principal.attrs.accounts",
+	// "request.account_id", "row.owner"), sorted and distinct.
+	Reads []string `protobuf:"bytes,4,rep,name=reads,proto3" json:"reads,omitempty"`
+	// CEL's static worst-case cost of one evaluation, from the declared sizes.
+	CostBound uint64 `protobuf:"varint,5,opt,name=cost_bound,json=costBound,proto3" json:"cost_bound,omitempty"`
+	// The rule records what it would decide and lets the call proceed.
+	AuditOnly     bool `protobuf:"varint,6,opt,name=audit_only,json=auditOnly,proto3" json:"audit_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RulePlan) Reset() {
+	*x = RulePlan{}
+	mi := &file_garm_plan_v1_plan_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RulePlan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RulePlan) ProtoMessage() {}
+
+func (x *RulePlan) ProtoReflect() protoreflect.Message {
+	mi := &file_garm_plan_v1_plan_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RulePlan.ProtoReflect.Descriptor instead.
+func (*RulePlan) Descriptor() ([]byte, []int) {
+	return file_garm_plan_v1_plan_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *RulePlan) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *RulePlan) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RulePlan) GetPhase() RulePhase {
+	if x != nil {
+		return x.Phase
+	}
+	return RulePhase_RULE_PHASE_UNSPECIFIED
+}
+
+func (x *RulePlan) GetReads() []string {
+	if x != nil {
+		return x.Reads
+	}
+	return nil
+}
+
+func (x *RulePlan) GetCostBound() uint64 {
+	if x != nil {
+		return x.CostBound
+	}
+	return 0
+}
+
+func (x *RulePlan) GetAuditOnly() bool {
+	if x != nil {
+		return x.AuditOnly
+	}
+	return false
+}
+
 var File_garm_plan_v1_plan_proto protoreflect.FileDescriptor
 
 const file_garm_plan_v1_plan_proto_rawDesc = "" +
@@ -394,16 +554,31 @@ const file_garm_plan_v1_plan_proto_rawDesc = "" +
 	"\tcontainer\x18\t \x01(\x0e2\x17.garm.plan.v1.ContainerR\tcontainer\x12\x16\n" +
 	"\x06schema\x18\n" +
 	" \x01(\tR\x06schema\x12\x1a\n" +
-	"\brequired\x18\v \x01(\bR\brequired\"^\n" +
+	"\brequired\x18\v \x01(\bR\brequired\"\x8c\x01\n" +
 	"\vPackagePlan\x12\x18\n" +
 	"\apackage\x18\x01 \x01(\tR\apackage\x125\n" +
-	"\bmessages\x18\x02 \x03(\v2\x19.garm.plan.v1.MessagePlanR\bmessages*\x90\x01\n" +
+	"\bmessages\x18\x02 \x03(\v2\x19.garm.plan.v1.MessagePlanR\bmessages\x12,\n" +
+	"\x05rules\x18\x03 \x03(\v2\x16.garm.plan.v1.RulePlanR\x05rules\"\xb1\x01\n" +
+	"\bRulePlan\x12\x12\n" +
+	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12-\n" +
+	"\x05phase\x18\x03 \x01(\x0e2\x17.garm.plan.v1.RulePhaseR\x05phase\x12\x14\n" +
+	"\x05reads\x18\x04 \x03(\tR\x05reads\x12\x1d\n" +
+	"\n" +
+	"cost_bound\x18\x05 \x01(\x04R\tcostBound\x12\x1d\n" +
+	"\n" +
+	"audit_only\x18\x06 \x01(\bR\tauditOnly*\x90\x01\n" +
 	"\tContainer\x12\x19\n" +
 	"\x15CONTAINER_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eCONTAINER_LEAF\x10\x01\x12\x15\n" +
 	"\x11CONTAINER_MESSAGE\x10\x02\x12\x1e\n" +
 	"\x1aCONTAINER_LIST_OF_MESSAGES\x10\x03\x12\x1d\n" +
-	"\x19CONTAINER_MAP_OF_MESSAGES\x10\x04B2Z0github.com/garm-dev/garm/gen/garm/plan/v1;planv1b\x06proto3"
+	"\x19CONTAINER_MAP_OF_MESSAGES\x10\x04*m\n" +
+	"\tRulePhase\x12\x1a\n" +
+	"\x16RULE_PHASE_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12RULE_PHASE_REQUIRE\x10\x01\x12\x15\n" +
+	"\x11RULE_PHASE_REVEAL\x10\x02\x12\x15\n" +
+	"\x11RULE_PHASE_FILTER\x10\x03B2Z0github.com/garm-dev/garm/gen/garm/plan/v1;planv1b\x06proto3"
 
 var (
 	file_garm_plan_v1_plan_proto_rawDescOnce sync.Once
@@ -417,28 +592,32 @@ func file_garm_plan_v1_plan_proto_rawDescGZIP() []byte {
 	return file_garm_plan_v1_plan_proto_rawDescData
 }
 
-var file_garm_plan_v1_plan_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_garm_plan_v1_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_garm_plan_v1_plan_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_garm_plan_v1_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_garm_plan_v1_plan_proto_goTypes = []any{
 	(Container)(0),       // 0: garm.plan.v1.Container
-	(*MessagePlan)(nil),  // 1: garm.plan.v1.MessagePlan
-	(*FieldRule)(nil),    // 2: garm.plan.v1.FieldRule
-	(*PackagePlan)(nil),  // 3: garm.plan.v1.PackagePlan
-	(v1.Clearance)(0),    // 4: garm.tool.v1.Clearance
-	(*v1.Redaction)(nil), // 5: garm.tool.v1.Redaction
+	(RulePhase)(0),       // 1: garm.plan.v1.RulePhase
+	(*MessagePlan)(nil),  // 2: garm.plan.v1.MessagePlan
+	(*FieldRule)(nil),    // 3: garm.plan.v1.FieldRule
+	(*PackagePlan)(nil),  // 4: garm.plan.v1.PackagePlan
+	(*RulePlan)(nil),     // 5: garm.plan.v1.RulePlan
+	(v1.Clearance)(0),    // 6: garm.tool.v1.Clearance
+	(*v1.Redaction)(nil), // 7: garm.tool.v1.Redaction
 }
 var file_garm_plan_v1_plan_proto_depIdxs = []int32{
-	2, // 0: garm.plan.v1.MessagePlan.rules:type_name -> garm.plan.v1.FieldRule
-	4, // 1: garm.plan.v1.FieldRule.read:type_name -> garm.tool.v1.Clearance
-	4, // 2: garm.plan.v1.FieldRule.write:type_name -> garm.tool.v1.Clearance
-	5, // 3: garm.plan.v1.FieldRule.on_deny:type_name -> garm.tool.v1.Redaction
+	3, // 0: garm.plan.v1.MessagePlan.rules:type_name -> garm.plan.v1.FieldRule
+	6, // 1: garm.plan.v1.FieldRule.read:type_name -> garm.tool.v1.Clearance
+	6, // 2: garm.plan.v1.FieldRule.write:type_name -> garm.tool.v1.Clearance
+	7, // 3: garm.plan.v1.FieldRule.on_deny:type_name -> garm.tool.v1.Redaction
 	0, // 4: garm.plan.v1.FieldRule.container:type_name -> garm.plan.v1.Container
-	1, // 5: garm.plan.v1.PackagePlan.messages:type_name -> garm.plan.v1.MessagePlan
-	6, // [6:6] is the sub-list for method output_type
-	6, // [6:6] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	2, // 5: garm.plan.v1.PackagePlan.messages:type_name -> garm.plan.v1.MessagePlan
+	5, // 6: garm.plan.v1.PackagePlan.rules:type_name -> garm.plan.v1.RulePlan
+	1, // 7: garm.plan.v1.RulePlan.phase:type_name -> garm.plan.v1.RulePhase
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_garm_plan_v1_plan_proto_init() }
@@ -451,8 +630,8 @@ func file_garm_plan_v1_plan_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_garm_plan_v1_plan_proto_rawDesc), len(file_garm_plan_v1_plan_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   3,
+			NumEnums:      2,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -552,6 +552,68 @@ func (ToolPolicy_Audit_Level) EnumDescriptor() ([]byte, []int) {
 	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{2, 3, 0}
 }
 
+// The JSON type an attribute's value must have in garm.attrs.
+type Attribute_Type int32
+
+const (
+	// Not given; never valid.
+	Attribute_TYPE_UNSPECIFIED Attribute_Type = 0
+	// A non-empty JSON string of at most max_len bytes.
+	Attribute_TYPE_STRING Attribute_Type = 1
+	// A JSON number that is an integer in the int64 range.
+	Attribute_TYPE_INT Attribute_Type = 2
+	// A JSON boolean.
+	Attribute_TYPE_BOOL Attribute_Type = 3
+	// A JSON array of at most max_items non-empty strings of at most max_len
+	// bytes each; rules see it as a set.
+	Attribute_TYPE_STRING_LIST Attribute_Type = 4
+)
+
+// Enum value maps for Attribute_Type.
+var (
+	Attribute_Type_name = map[int32]string{
+		0: "TYPE_UNSPECIFIED",
+		1: "TYPE_STRING",
+		2: "TYPE_INT",
+		3: "TYPE_BOOL",
+		4: "TYPE_STRING_LIST",
+	}
+	Attribute_Type_value = map[string]int32{
+		"TYPE_UNSPECIFIED": 0,
+		"TYPE_STRING":      1,
+		"TYPE_INT":         2,
+		"TYPE_BOOL":        3,
+		"TYPE_STRING_LIST": 4,
+	}
+)
+
+func (x Attribute_Type) Enum() *Attribute_Type {
+	p := new(Attribute_Type)
+	*p = x
+	return p
+}
+
+func (x Attribute_Type) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Attribute_Type) Descriptor() protoreflect.EnumDescriptor {
+	return file_garm_tool_v1_tool_proto_enumTypes[9].Descriptor()
+}
+
+func (Attribute_Type) Type() protoreflect.EnumType {
+	return &file_garm_tool_v1_tool_proto_enumTypes[9]
+}
+
+func (x Attribute_Type) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Attribute_Type.Descriptor instead.
+func (Attribute_Type) EnumDescriptor() ([]byte, []int) {
+	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{5, 0}
+}
+
 // FieldPolicy classifies one field. protoc-gen-garm resolves it (the field's
 // own policy, else its message's default, else none, which is a build error)
 // into a plan rule that garmd applies on every call.
@@ -907,6 +969,9 @@ type ToolPolicy struct {
 	Sets []string `protobuf:"bytes,12,rep,name=sets,proto3" json:"sets,omitempty"`
 	// How calls are recorded.
 	Audit *ToolPolicy_Audit `protobuf:"bytes,13,opt,name=audit,proto3" json:"audit,omitempty"`
+	// Which records a caller may act on and see: rules over the caller, the
+	// request and the answer, enforced by garmd in chain steps 4 and 7.
+	Instance *InstancePolicy `protobuf:"bytes,11,opt,name=instance,proto3" json:"instance,omitempty"`
 	// Who the tool is listed for; empty means agents only.
 	Audience      []Audience `protobuf:"varint,14,rep,packed,name=audience,proto3,enum=garm.tool.v1.Audience" json:"audience,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1027,6 +1092,13 @@ func (x *ToolPolicy) GetAudit() *ToolPolicy_Audit {
 	return nil
 }
 
+func (x *ToolPolicy) GetInstance() *InstancePolicy {
+	if x != nil {
+		return x.Instance
+	}
+	return nil
+}
+
 func (x *ToolPolicy) GetAudience() []Audience {
 	if x != nil {
 		return x.Audience
@@ -1136,6 +1208,381 @@ func (x *DeclSet) GetDeclared() []*Decl {
 	return nil
 }
 
+// Attribute declares one principal attribute. A token carries attributes in
+// the garm.attrs object of each level of its delegation chain; garmd binds an
+// attribute only when its value is of the declared type and within its bounds,
+// folding the levels so that an actor can only narrow what its subject holds.
+type Attribute struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The name rules read as principal.attrs.<name>: ^[a-z][a-z0-9_]{0,62}$.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// What the attribute says about a caller, for people issuing tokens.
+	// Required.
+	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	// The type of its value. Required.
+	Type Attribute_Type `protobuf:"varint,3,opt,name=type,proto3,enum=garm.tool.v1.Attribute_Type" json:"type,omitempty"`
+	// The most elements a TYPE_STRING_LIST value may hold; required for that
+	// type and refused on the others. A longer list is not bound at all.
+	MaxItems uint32 `protobuf:"varint,4,opt,name=max_items,json=maxItems,proto3" json:"max_items,omitempty"`
+	// The longest string (or list element) in bytes; 0 means the default bound
+	// (docs/design.md, instance authorization). A longer value is not bound.
+	MaxLen        uint32 `protobuf:"varint,5,opt,name=max_len,json=maxLen,proto3" json:"max_len,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Attribute) Reset() {
+	*x = Attribute{}
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Attribute) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Attribute) ProtoMessage() {}
+
+func (x *Attribute) ProtoReflect() protoreflect.Message {
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Attribute.ProtoReflect.Descriptor instead.
+func (*Attribute) Descriptor() ([]byte, []int) {
+	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Attribute) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Attribute) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *Attribute) GetType() Attribute_Type {
+	if x != nil {
+		return x.Type
+	}
+	return Attribute_TYPE_UNSPECIFIED
+}
+
+func (x *Attribute) GetMaxItems() uint32 {
+	if x != nil {
+		return x.MaxItems
+	}
+	return 0
+}
+
+func (x *Attribute) GetMaxLen() uint32 {
+	if x != nil {
+		return x.MaxLen
+	}
+	return 0
+}
+
+// AttributeSet is a file's list of attribute declarations.
+type AttributeSet struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The declarations, in the order written.
+	Declared      []*Attribute `protobuf:"bytes,1,rep,name=declared,proto3" json:"declared,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttributeSet) Reset() {
+	*x = AttributeSet{}
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttributeSet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttributeSet) ProtoMessage() {}
+
+func (x *AttributeSet) ProtoReflect() protoreflect.Message {
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttributeSet.ProtoReflect.Descriptor instead.
+func (*AttributeSet) Descriptor() ([]byte, []int) {
+	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *AttributeSet) GetDeclared() []*Attribute {
+	if x != nil {
+		return x.Declared
+	}
+	return nil
+}
+
+// InstanceRule is one CEL rule of a tool's instance policy.
+type InstanceRule struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Names the rule on refusals, on the ledger and in the listing:
+	// ^[a-z][a-z0-9_]{0,63}$, unique within the tool.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// One sentence saying what the rule allows, shown to callers and models.
+	// Required.
+	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	// A CEL expression returning bool. require rules read principal and
+	// request; reveal rules also read response. Anything but exactly true
+	// refuses (or withholds).
+	Expression string `protobuf:"bytes,3,opt,name=expression,proto3" json:"expression,omitempty"`
+	// Evaluate and record what the rule would have decided, but let the call
+	// proceed: for rolling a rule out. Lint warns on every audit-only rule.
+	AuditOnly     bool `protobuf:"varint,4,opt,name=audit_only,json=auditOnly,proto3" json:"audit_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InstanceRule) Reset() {
+	*x = InstanceRule{}
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InstanceRule) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InstanceRule) ProtoMessage() {}
+
+func (x *InstanceRule) ProtoReflect() protoreflect.Message {
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InstanceRule.ProtoReflect.Descriptor instead.
+func (*InstanceRule) Descriptor() ([]byte, []int) {
+	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *InstanceRule) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *InstanceRule) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *InstanceRule) GetExpression() string {
+	if x != nil {
+		return x.Expression
+	}
+	return ""
+}
+
+func (x *InstanceRule) GetAuditOnly() bool {
+	if x != nil {
+		return x.AuditOnly
+	}
+	return false
+}
+
+// RowFilter keeps the rows of one repeated message field of an answer for
+// which its rule holds, in order.
+type RowFilter struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// As InstanceRule.id; unique within the tool across all three lists.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// As InstanceRule.description. Required.
+	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	// A dotted path from the answer's root, through singular message fields,
+	// to a repeated message field.
+	Field string `protobuf:"bytes,3,opt,name=field,proto3" json:"field,omitempty"`
+	// A CEL expression over principal, request and row (one element of field)
+	// returning bool; a row is kept only when it is exactly true.
+	Keep string `protobuf:"bytes,4,opt,name=keep,proto3" json:"keep,omitempty"`
+	// Dotted paths, from the answer's root, of fields cleared whenever this
+	// filter removed a row (totals, page tokens), so that a count cannot tell
+	// how many records were withheld.
+	ClearOnRemoval []string `protobuf:"bytes,5,rep,name=clear_on_removal,json=clearOnRemoval,proto3" json:"clear_on_removal,omitempty"`
+	// As InstanceRule.audit_only: rows that would be removed are counted on the
+	// ledger and kept.
+	AuditOnly     bool `protobuf:"varint,6,opt,name=audit_only,json=auditOnly,proto3" json:"audit_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RowFilter) Reset() {
+	*x = RowFilter{}
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RowFilter) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RowFilter) ProtoMessage() {}
+
+func (x *RowFilter) ProtoReflect() protoreflect.Message {
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RowFilter.ProtoReflect.Descriptor instead.
+func (*RowFilter) Descriptor() ([]byte, []int) {
+	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *RowFilter) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RowFilter) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *RowFilter) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *RowFilter) GetKeep() string {
+	if x != nil {
+		return x.Keep
+	}
+	return ""
+}
+
+func (x *RowFilter) GetClearOnRemoval() []string {
+	if x != nil {
+		return x.ClearOnRemoval
+	}
+	return nil
+}
+
+func (x *RowFilter) GetAuditOnly() bool {
+	if x != nil {
+		return x.AuditOnly
+	}
+	return false
+}
+
+// InstancePolicy is which records a caller may act on and see.
+type InstancePolicy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Step 4: rules over principal and request, in order, before any grant is
+	// verified or spent; the first that does not hold refuses the call.
+	Require []*InstanceRule `protobuf:"bytes,1,rep,name=require,proto3" json:"require,omitempty"`
+	// Step 7: rules over principal, request and response, on VERB_READ tools
+	// only; one that does not hold answers as the tool's own not-found.
+	Reveal []*InstanceRule `protobuf:"bytes,2,rep,name=reveal,proto3" json:"reveal,omitempty"`
+	// Step 7, after reveal: row filters over the answer, before redaction.
+	Filter        []*RowFilter `protobuf:"bytes,3,rep,name=filter,proto3" json:"filter,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InstancePolicy) Reset() {
+	*x = InstancePolicy{}
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InstancePolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InstancePolicy) ProtoMessage() {}
+
+func (x *InstancePolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InstancePolicy.ProtoReflect.Descriptor instead.
+func (*InstancePolicy) Descriptor() ([]byte, []int) {
+	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *InstancePolicy) GetRequire() []*InstanceRule {
+	if x != nil {
+		return x.Require
+	}
+	return nil
+}
+
+func (x *InstancePolicy) GetReveal() []*InstanceRule {
+	if x != nil {
+		return x.Reveal
+	}
+	return nil
+}
+
+func (x *InstancePolicy) GetFilter() []*RowFilter {
+	if x != nil {
+		return x.Filter
+	}
+	return nil
+}
+
 // Clear the field.
 type Redaction_Omit struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1145,7 +1592,7 @@ type Redaction_Omit struct {
 
 func (x *Redaction_Omit) Reset() {
 	*x = Redaction_Omit{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[5]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1157,7 +1604,7 @@ func (x *Redaction_Omit) String() string {
 func (*Redaction_Omit) ProtoMessage() {}
 
 func (x *Redaction_Omit) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[5]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1184,7 +1631,7 @@ type Redaction_Mask struct {
 
 func (x *Redaction_Mask) Reset() {
 	*x = Redaction_Mask{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[6]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1196,7 +1643,7 @@ func (x *Redaction_Mask) String() string {
 func (*Redaction_Mask) ProtoMessage() {}
 
 func (x *Redaction_Mask) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[6]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1232,7 +1679,7 @@ type Redaction_Hash struct {
 
 func (x *Redaction_Hash) Reset() {
 	*x = Redaction_Hash{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[7]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1244,7 +1691,7 @@ func (x *Redaction_Hash) String() string {
 func (*Redaction_Hash) ProtoMessage() {}
 
 func (x *Redaction_Hash) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[7]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1276,7 +1723,7 @@ type Redaction_EmailDomain struct {
 
 func (x *Redaction_EmailDomain) Reset() {
 	*x = Redaction_EmailDomain{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[8]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1288,7 +1735,7 @@ func (x *Redaction_EmailDomain) String() string {
 func (*Redaction_EmailDomain) ProtoMessage() {}
 
 func (x *Redaction_EmailDomain) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[8]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1319,7 +1766,7 @@ type Redaction_KeepLast struct {
 
 func (x *Redaction_KeepLast) Reset() {
 	*x = Redaction_KeepLast{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[9]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1331,7 +1778,7 @@ func (x *Redaction_KeepLast) String() string {
 func (*Redaction_KeepLast) ProtoMessage() {}
 
 func (x *Redaction_KeepLast) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[9]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1383,7 +1830,7 @@ type Redaction_Truncate struct {
 
 func (x *Redaction_Truncate) Reset() {
 	*x = Redaction_Truncate{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[10]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1395,7 +1842,7 @@ func (x *Redaction_Truncate) String() string {
 func (*Redaction_Truncate) ProtoMessage() {}
 
 func (x *Redaction_Truncate) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[10]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1441,7 +1888,7 @@ type Redaction_CardBinLast4 struct {
 
 func (x *Redaction_CardBinLast4) Reset() {
 	*x = Redaction_CardBinLast4{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[11]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1453,7 +1900,7 @@ func (x *Redaction_CardBinLast4) String() string {
 func (*Redaction_CardBinLast4) ProtoMessage() {}
 
 func (x *Redaction_CardBinLast4) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[11]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1480,7 +1927,7 @@ type Redaction_IpPrefix struct {
 
 func (x *Redaction_IpPrefix) Reset() {
 	*x = Redaction_IpPrefix{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[12]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1492,7 +1939,7 @@ func (x *Redaction_IpPrefix) String() string {
 func (*Redaction_IpPrefix) ProtoMessage() {}
 
 func (x *Redaction_IpPrefix) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[12]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1524,7 +1971,7 @@ type Redaction_UrlOrigin struct {
 
 func (x *Redaction_UrlOrigin) Reset() {
 	*x = Redaction_UrlOrigin{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[13]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1536,7 +1983,7 @@ func (x *Redaction_UrlOrigin) String() string {
 func (*Redaction_UrlOrigin) ProtoMessage() {}
 
 func (x *Redaction_UrlOrigin) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[13]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1563,7 +2010,7 @@ type Redaction_DateGrain struct {
 
 func (x *Redaction_DateGrain) Reset() {
 	*x = Redaction_DateGrain{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[14]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1575,7 +2022,7 @@ func (x *Redaction_DateGrain) String() string {
 func (*Redaction_DateGrain) ProtoMessage() {}
 
 func (x *Redaction_DateGrain) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[14]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1616,7 +2063,7 @@ type ToolPolicy_Effects struct {
 
 func (x *ToolPolicy_Effects) Reset() {
 	*x = ToolPolicy_Effects{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[15]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1628,7 +2075,7 @@ func (x *ToolPolicy_Effects) String() string {
 func (*ToolPolicy_Effects) ProtoMessage() {}
 
 func (x *ToolPolicy_Effects) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[15]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1699,7 +2146,7 @@ type ToolPolicy_Approval struct {
 
 func (x *ToolPolicy_Approval) Reset() {
 	*x = ToolPolicy_Approval{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[16]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1711,7 +2158,7 @@ func (x *ToolPolicy_Approval) String() string {
 func (*ToolPolicy_Approval) ProtoMessage() {}
 
 func (x *ToolPolicy_Approval) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[16]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1793,7 +2240,7 @@ type ToolPolicy_Guidance struct {
 
 func (x *ToolPolicy_Guidance) Reset() {
 	*x = ToolPolicy_Guidance{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[17]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1805,7 +2252,7 @@ func (x *ToolPolicy_Guidance) String() string {
 func (*ToolPolicy_Guidance) ProtoMessage() {}
 
 func (x *ToolPolicy_Guidance) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[17]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1866,7 +2313,7 @@ type ToolPolicy_Audit struct {
 
 func (x *ToolPolicy_Audit) Reset() {
 	*x = ToolPolicy_Audit{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[18]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1878,7 +2325,7 @@ func (x *ToolPolicy_Audit) String() string {
 func (*ToolPolicy_Audit) ProtoMessage() {}
 
 func (x *ToolPolicy_Audit) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[18]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1928,7 +2375,7 @@ type ToolPolicy_Guidance_Example struct {
 
 func (x *ToolPolicy_Guidance_Example) Reset() {
 	*x = ToolPolicy_Guidance_Example{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[19]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1940,7 +2387,7 @@ func (x *ToolPolicy_Guidance_Example) String() string {
 func (*ToolPolicy_Guidance_Example) ProtoMessage() {}
 
 func (x *ToolPolicy_Guidance_Example) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[19]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2011,6 +2458,14 @@ var file_garm_tool_v1_tool_proto_extTypes = []protoimpl.ExtensionInfo{
 		Tag:           "bytes,50005,opt,name=tool_sets",
 		Filename:      "garm/tool/v1/tool.proto",
 	},
+	{
+		ExtendedType:  (*descriptorpb.FileOptions)(nil),
+		ExtensionType: (*AttributeSet)(nil),
+		Field:         50006,
+		Name:          "garm.tool.v1.attributes",
+		Tag:           "bytes,50006,opt,name=attributes",
+		Filename:      "garm/tool/v1/tool.proto",
+	},
 }
 
 // Extension fields to descriptorpb.FieldOptions.
@@ -2057,6 +2512,14 @@ var (
 	//
 	// optional garm.tool.v1.DeclSet tool_sets = 50005;
 	E_ToolSets = &file_garm_tool_v1_tool_proto_extTypes[4]
+	// Principal attributes this file declares for the catalogue's taxonomy:
+	// the facts about a caller that tokens carry in garm.attrs and instance
+	// rules read as principal.attrs.<name>. Read by the build (every attribute
+	// a rule names must be declared) and carried in the catalogue for garmd,
+	// which binds only declared, well-typed attributes.
+	//
+	// optional garm.tool.v1.AttributeSet attributes = 50006;
+	E_Attributes = &file_garm_tool_v1_tool_proto_extTypes[5]
 )
 
 var File_garm_tool_v1_tool_proto protoreflect.FileDescriptor
@@ -2105,7 +2568,7 @@ const file_garm_tool_v1_tool_proto_rawDesc = "" +
 	"\tUrlOrigin\x1a6\n" +
 	"\tDateGrain\x12)\n" +
 	"\x05grain\x18\x01 \x01(\x0e2\x13.garm.tool.v1.GrainR\x05grainB\x06\n" +
-	"\x04kindJ\x04\b\x0f\x10\x10\"\x8f\r\n" +
+	"\x04kindJ\x04\b\x0f\x10\x10\"\xc3\r\n" +
 	"\n" +
 	"ToolPolicy\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
@@ -2120,7 +2583,8 @@ const file_garm_tool_v1_tool_proto_rawDesc = "" +
 	"\bguidance\x18\n" +
 	" \x01(\v2!.garm.tool.v1.ToolPolicy.GuidanceR\bguidance\x12\x12\n" +
 	"\x04sets\x18\f \x03(\tR\x04sets\x124\n" +
-	"\x05audit\x18\r \x01(\v2\x1e.garm.tool.v1.ToolPolicy.AuditR\x05audit\x122\n" +
+	"\x05audit\x18\r \x01(\v2\x1e.garm.tool.v1.ToolPolicy.AuditR\x05audit\x128\n" +
+	"\binstance\x18\v \x01(\v2\x1c.garm.tool.v1.InstancePolicyR\binstance\x122\n" +
 	"\baudience\x18\x0e \x03(\x0e2\x16.garm.tool.v1.AudienceR\baudience\x1a\xb5\x01\n" +
 	"\aEffects\x12\x1e\n" +
 	"\n" +
@@ -2160,12 +2624,46 @@ const file_garm_tool_v1_tool_proto_rawDesc = "" +
 	"\x05Level\x12\x15\n" +
 	"\x11LEVEL_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fLEVEL_LEDGER\x10\x01\x12\x0f\n" +
-	"\vLEVEL_AUDIT\x10\x02J\x04\b\x02\x10\x03J\x04\b\x03\x10\x04J\x04\b\v\x10\fJ\x04\b\x0f\x10\x10\"<\n" +
+	"\vLEVEL_AUDIT\x10\x02J\x04\b\x02\x10\x03J\x04\b\x03\x10\x04J\x04\b\x0f\x10\x10\"<\n" +
 	"\x04Decl\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\"9\n" +
 	"\aDeclSet\x12.\n" +
-	"\bdeclared\x18\x01 \x03(\v2\x12.garm.tool.v1.DeclR\bdeclared*\x8a\x01\n" +
+	"\bdeclared\x18\x01 \x03(\v2\x12.garm.tool.v1.DeclR\bdeclared\"\x8b\x02\n" +
+	"\tAttribute\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x120\n" +
+	"\x04type\x18\x03 \x01(\x0e2\x1c.garm.tool.v1.Attribute.TypeR\x04type\x12\x1b\n" +
+	"\tmax_items\x18\x04 \x01(\rR\bmaxItems\x12\x17\n" +
+	"\amax_len\x18\x05 \x01(\rR\x06maxLen\"`\n" +
+	"\x04Type\x12\x14\n" +
+	"\x10TYPE_UNSPECIFIED\x10\x00\x12\x0f\n" +
+	"\vTYPE_STRING\x10\x01\x12\f\n" +
+	"\bTYPE_INT\x10\x02\x12\r\n" +
+	"\tTYPE_BOOL\x10\x03\x12\x14\n" +
+	"\x10TYPE_STRING_LIST\x10\x04\"C\n" +
+	"\fAttributeSet\x123\n" +
+	"\bdeclared\x18\x01 \x03(\v2\x17.garm.tool.v1.AttributeR\bdeclared\"\x7f\n" +
+	"\fInstanceRule\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x1e\n" +
+	"\n" +
+	"expression\x18\x03 \x01(\tR\n" +
+	"expression\x12\x1d\n" +
+	"\n" +
+	"audit_only\x18\x04 \x01(\bR\tauditOnly\"\xb0\x01\n" +
+	"\tRowFilter\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x14\n" +
+	"\x05field\x18\x03 \x01(\tR\x05field\x12\x12\n" +
+	"\x04keep\x18\x04 \x01(\tR\x04keep\x12(\n" +
+	"\x10clear_on_removal\x18\x05 \x03(\tR\x0eclearOnRemoval\x12\x1d\n" +
+	"\n" +
+	"audit_only\x18\x06 \x01(\bR\tauditOnly\"\xab\x01\n" +
+	"\x0eInstancePolicy\x124\n" +
+	"\arequire\x18\x01 \x03(\v2\x1a.garm.tool.v1.InstanceRuleR\arequire\x122\n" +
+	"\x06reveal\x18\x02 \x03(\v2\x1a.garm.tool.v1.InstanceRuleR\x06reveal\x12/\n" +
+	"\x06filter\x18\x03 \x03(\v2\x17.garm.tool.v1.RowFilterR\x06filter*\x8a\x01\n" +
 	"\tClearance\x12\x19\n" +
 	"\x15CLEARANCE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10CLEARANCE_PUBLIC\x10\n" +
@@ -2207,7 +2705,10 @@ const file_garm_tool_v1_tool_proto_rawDesc = "" +
 	"\x04tool\x12\x1e.google.protobuf.MethodOptions\x18҆\x03 \x01(\v2\x18.garm.tool.v1.ToolPolicyR\x04tool:n\n" +
 	"\x14default_field_policy\x12\x1f.google.protobuf.MessageOptions\x18ӆ\x03 \x01(\v2\x19.garm.tool.v1.FieldPolicyR\x12defaultFieldPolicy:Y\n" +
 	"\fcompartments\x12\x1c.google.protobuf.FileOptions\x18Ԇ\x03 \x01(\v2\x15.garm.tool.v1.DeclSetR\fcompartments:R\n" +
-	"\ttool_sets\x12\x1c.google.protobuf.FileOptions\x18Ն\x03 \x01(\v2\x15.garm.tool.v1.DeclSetR\btoolSetsB2Z0github.com/garm-dev/garm/gen/garm/tool/v1;toolv1b\x06proto3"
+	"\ttool_sets\x12\x1c.google.protobuf.FileOptions\x18Ն\x03 \x01(\v2\x15.garm.tool.v1.DeclSetR\btoolSets:Z\n" +
+	"\n" +
+	"attributes\x12\x1c.google.protobuf.FileOptions\x18ֆ\x03 \x01(\v2\x1a.garm.tool.v1.AttributeSetR\n" +
+	"attributesB2Z0github.com/garm-dev/garm/gen/garm/tool/v1;toolv1b\x06proto3"
 
 var (
 	file_garm_tool_v1_tool_proto_rawDescOnce sync.Once
@@ -2221,8 +2722,8 @@ func file_garm_tool_v1_tool_proto_rawDescGZIP() []byte {
 	return file_garm_tool_v1_tool_proto_rawDescData
 }
 
-var file_garm_tool_v1_tool_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_garm_tool_v1_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_garm_tool_v1_tool_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
+var file_garm_tool_v1_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_garm_tool_v1_tool_proto_goTypes = []any{
 	(Clearance)(0),                      // 0: garm.tool.v1.Clearance
 	(Verb)(0),                           // 1: garm.tool.v1.Verb
@@ -2233,75 +2734,89 @@ var file_garm_tool_v1_tool_proto_goTypes = []any{
 	(Source)(0),                         // 6: garm.tool.v1.Source
 	(ToolPolicy_Approval_Mode)(0),       // 7: garm.tool.v1.ToolPolicy.Approval.Mode
 	(ToolPolicy_Audit_Level)(0),         // 8: garm.tool.v1.ToolPolicy.Audit.Level
-	(*FieldPolicy)(nil),                 // 9: garm.tool.v1.FieldPolicy
-	(*Redaction)(nil),                   // 10: garm.tool.v1.Redaction
-	(*ToolPolicy)(nil),                  // 11: garm.tool.v1.ToolPolicy
-	(*Decl)(nil),                        // 12: garm.tool.v1.Decl
-	(*DeclSet)(nil),                     // 13: garm.tool.v1.DeclSet
-	(*Redaction_Omit)(nil),              // 14: garm.tool.v1.Redaction.Omit
-	(*Redaction_Mask)(nil),              // 15: garm.tool.v1.Redaction.Mask
-	(*Redaction_Hash)(nil),              // 16: garm.tool.v1.Redaction.Hash
-	(*Redaction_EmailDomain)(nil),       // 17: garm.tool.v1.Redaction.EmailDomain
-	(*Redaction_KeepLast)(nil),          // 18: garm.tool.v1.Redaction.KeepLast
-	(*Redaction_Truncate)(nil),          // 19: garm.tool.v1.Redaction.Truncate
-	(*Redaction_CardBinLast4)(nil),      // 20: garm.tool.v1.Redaction.CardBinLast4
-	(*Redaction_IpPrefix)(nil),          // 21: garm.tool.v1.Redaction.IpPrefix
-	(*Redaction_UrlOrigin)(nil),         // 22: garm.tool.v1.Redaction.UrlOrigin
-	(*Redaction_DateGrain)(nil),         // 23: garm.tool.v1.Redaction.DateGrain
-	(*ToolPolicy_Effects)(nil),          // 24: garm.tool.v1.ToolPolicy.Effects
-	(*ToolPolicy_Approval)(nil),         // 25: garm.tool.v1.ToolPolicy.Approval
-	(*ToolPolicy_Guidance)(nil),         // 26: garm.tool.v1.ToolPolicy.Guidance
-	(*ToolPolicy_Audit)(nil),            // 27: garm.tool.v1.ToolPolicy.Audit
-	(*ToolPolicy_Guidance_Example)(nil), // 28: garm.tool.v1.ToolPolicy.Guidance.Example
-	(*descriptorpb.FieldOptions)(nil),   // 29: google.protobuf.FieldOptions
-	(*descriptorpb.MethodOptions)(nil),  // 30: google.protobuf.MethodOptions
-	(*descriptorpb.MessageOptions)(nil), // 31: google.protobuf.MessageOptions
-	(*descriptorpb.FileOptions)(nil),    // 32: google.protobuf.FileOptions
+	(Attribute_Type)(0),                 // 9: garm.tool.v1.Attribute.Type
+	(*FieldPolicy)(nil),                 // 10: garm.tool.v1.FieldPolicy
+	(*Redaction)(nil),                   // 11: garm.tool.v1.Redaction
+	(*ToolPolicy)(nil),                  // 12: garm.tool.v1.ToolPolicy
+	(*Decl)(nil),                        // 13: garm.tool.v1.Decl
+	(*DeclSet)(nil),                     // 14: garm.tool.v1.DeclSet
+	(*Attribute)(nil),                   // 15: garm.tool.v1.Attribute
+	(*AttributeSet)(nil),                // 16: garm.tool.v1.AttributeSet
+	(*InstanceRule)(nil),                // 17: garm.tool.v1.InstanceRule
+	(*RowFilter)(nil),                   // 18: garm.tool.v1.RowFilter
+	(*InstancePolicy)(nil),              // 19: garm.tool.v1.InstancePolicy
+	(*Redaction_Omit)(nil),              // 20: garm.tool.v1.Redaction.Omit
+	(*Redaction_Mask)(nil),              // 21: garm.tool.v1.Redaction.Mask
+	(*Redaction_Hash)(nil),              // 22: garm.tool.v1.Redaction.Hash
+	(*Redaction_EmailDomain)(nil),       // 23: garm.tool.v1.Redaction.EmailDomain
+	(*Redaction_KeepLast)(nil),          // 24: garm.tool.v1.Redaction.KeepLast
+	(*Redaction_Truncate)(nil),          // 25: garm.tool.v1.Redaction.Truncate
+	(*Redaction_CardBinLast4)(nil),      // 26: garm.tool.v1.Redaction.CardBinLast4
+	(*Redaction_IpPrefix)(nil),          // 27: garm.tool.v1.Redaction.IpPrefix
+	(*Redaction_UrlOrigin)(nil),         // 28: garm.tool.v1.Redaction.UrlOrigin
+	(*Redaction_DateGrain)(nil),         // 29: garm.tool.v1.Redaction.DateGrain
+	(*ToolPolicy_Effects)(nil),          // 30: garm.tool.v1.ToolPolicy.Effects
+	(*ToolPolicy_Approval)(nil),         // 31: garm.tool.v1.ToolPolicy.Approval
+	(*ToolPolicy_Guidance)(nil),         // 32: garm.tool.v1.ToolPolicy.Guidance
+	(*ToolPolicy_Audit)(nil),            // 33: garm.tool.v1.ToolPolicy.Audit
+	(*ToolPolicy_Guidance_Example)(nil), // 34: garm.tool.v1.ToolPolicy.Guidance.Example
+	(*descriptorpb.FieldOptions)(nil),   // 35: google.protobuf.FieldOptions
+	(*descriptorpb.MethodOptions)(nil),  // 36: google.protobuf.MethodOptions
+	(*descriptorpb.MessageOptions)(nil), // 37: google.protobuf.MessageOptions
+	(*descriptorpb.FileOptions)(nil),    // 38: google.protobuf.FileOptions
 }
 var file_garm_tool_v1_tool_proto_depIdxs = []int32{
 	0,  // 0: garm.tool.v1.FieldPolicy.read:type_name -> garm.tool.v1.Clearance
 	0,  // 1: garm.tool.v1.FieldPolicy.write:type_name -> garm.tool.v1.Clearance
-	10, // 2: garm.tool.v1.FieldPolicy.on_deny:type_name -> garm.tool.v1.Redaction
+	11, // 2: garm.tool.v1.FieldPolicy.on_deny:type_name -> garm.tool.v1.Redaction
 	6,  // 3: garm.tool.v1.FieldPolicy.source:type_name -> garm.tool.v1.Source
-	14, // 4: garm.tool.v1.Redaction.omit:type_name -> garm.tool.v1.Redaction.Omit
-	15, // 5: garm.tool.v1.Redaction.mask:type_name -> garm.tool.v1.Redaction.Mask
-	16, // 6: garm.tool.v1.Redaction.hash:type_name -> garm.tool.v1.Redaction.Hash
-	17, // 7: garm.tool.v1.Redaction.email_domain:type_name -> garm.tool.v1.Redaction.EmailDomain
-	18, // 8: garm.tool.v1.Redaction.keep_last:type_name -> garm.tool.v1.Redaction.KeepLast
-	19, // 9: garm.tool.v1.Redaction.truncate:type_name -> garm.tool.v1.Redaction.Truncate
-	20, // 10: garm.tool.v1.Redaction.card_bin_last4:type_name -> garm.tool.v1.Redaction.CardBinLast4
-	21, // 11: garm.tool.v1.Redaction.ip_prefix:type_name -> garm.tool.v1.Redaction.IpPrefix
-	22, // 12: garm.tool.v1.Redaction.url_origin:type_name -> garm.tool.v1.Redaction.UrlOrigin
-	23, // 13: garm.tool.v1.Redaction.date_grain:type_name -> garm.tool.v1.Redaction.DateGrain
+	20, // 4: garm.tool.v1.Redaction.omit:type_name -> garm.tool.v1.Redaction.Omit
+	21, // 5: garm.tool.v1.Redaction.mask:type_name -> garm.tool.v1.Redaction.Mask
+	22, // 6: garm.tool.v1.Redaction.hash:type_name -> garm.tool.v1.Redaction.Hash
+	23, // 7: garm.tool.v1.Redaction.email_domain:type_name -> garm.tool.v1.Redaction.EmailDomain
+	24, // 8: garm.tool.v1.Redaction.keep_last:type_name -> garm.tool.v1.Redaction.KeepLast
+	25, // 9: garm.tool.v1.Redaction.truncate:type_name -> garm.tool.v1.Redaction.Truncate
+	26, // 10: garm.tool.v1.Redaction.card_bin_last4:type_name -> garm.tool.v1.Redaction.CardBinLast4
+	27, // 11: garm.tool.v1.Redaction.ip_prefix:type_name -> garm.tool.v1.Redaction.IpPrefix
+	28, // 12: garm.tool.v1.Redaction.url_origin:type_name -> garm.tool.v1.Redaction.UrlOrigin
+	29, // 13: garm.tool.v1.Redaction.date_grain:type_name -> garm.tool.v1.Redaction.DateGrain
 	1,  // 14: garm.tool.v1.ToolPolicy.verb:type_name -> garm.tool.v1.Verb
 	0,  // 15: garm.tool.v1.ToolPolicy.min_clearance:type_name -> garm.tool.v1.Clearance
-	24, // 16: garm.tool.v1.ToolPolicy.effects:type_name -> garm.tool.v1.ToolPolicy.Effects
-	25, // 17: garm.tool.v1.ToolPolicy.approval:type_name -> garm.tool.v1.ToolPolicy.Approval
-	26, // 18: garm.tool.v1.ToolPolicy.guidance:type_name -> garm.tool.v1.ToolPolicy.Guidance
-	27, // 19: garm.tool.v1.ToolPolicy.audit:type_name -> garm.tool.v1.ToolPolicy.Audit
-	3,  // 20: garm.tool.v1.ToolPolicy.audience:type_name -> garm.tool.v1.Audience
-	12, // 21: garm.tool.v1.DeclSet.declared:type_name -> garm.tool.v1.Decl
-	5,  // 22: garm.tool.v1.Redaction.DateGrain.grain:type_name -> garm.tool.v1.Grain
-	4,  // 23: garm.tool.v1.ToolPolicy.Effects.reversibility:type_name -> garm.tool.v1.Reversibility
-	7,  // 24: garm.tool.v1.ToolPolicy.Approval.mode:type_name -> garm.tool.v1.ToolPolicy.Approval.Mode
-	0,  // 25: garm.tool.v1.ToolPolicy.Approval.approver_min_clearance:type_name -> garm.tool.v1.Clearance
-	28, // 26: garm.tool.v1.ToolPolicy.Guidance.examples:type_name -> garm.tool.v1.ToolPolicy.Guidance.Example
-	8,  // 27: garm.tool.v1.ToolPolicy.Audit.level:type_name -> garm.tool.v1.ToolPolicy.Audit.Level
-	29, // 28: garm.tool.v1.field_policy:extendee -> google.protobuf.FieldOptions
-	30, // 29: garm.tool.v1.tool:extendee -> google.protobuf.MethodOptions
-	31, // 30: garm.tool.v1.default_field_policy:extendee -> google.protobuf.MessageOptions
-	32, // 31: garm.tool.v1.compartments:extendee -> google.protobuf.FileOptions
-	32, // 32: garm.tool.v1.tool_sets:extendee -> google.protobuf.FileOptions
-	9,  // 33: garm.tool.v1.field_policy:type_name -> garm.tool.v1.FieldPolicy
-	11, // 34: garm.tool.v1.tool:type_name -> garm.tool.v1.ToolPolicy
-	9,  // 35: garm.tool.v1.default_field_policy:type_name -> garm.tool.v1.FieldPolicy
-	13, // 36: garm.tool.v1.compartments:type_name -> garm.tool.v1.DeclSet
-	13, // 37: garm.tool.v1.tool_sets:type_name -> garm.tool.v1.DeclSet
-	38, // [38:38] is the sub-list for method output_type
-	38, // [38:38] is the sub-list for method input_type
-	33, // [33:38] is the sub-list for extension type_name
-	28, // [28:33] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	30, // 16: garm.tool.v1.ToolPolicy.effects:type_name -> garm.tool.v1.ToolPolicy.Effects
+	31, // 17: garm.tool.v1.ToolPolicy.approval:type_name -> garm.tool.v1.ToolPolicy.Approval
+	32, // 18: garm.tool.v1.ToolPolicy.guidance:type_name -> garm.tool.v1.ToolPolicy.Guidance
+	33, // 19: garm.tool.v1.ToolPolicy.audit:type_name -> garm.tool.v1.ToolPolicy.Audit
+	19, // 20: garm.tool.v1.ToolPolicy.instance:type_name -> garm.tool.v1.InstancePolicy
+	3,  // 21: garm.tool.v1.ToolPolicy.audience:type_name -> garm.tool.v1.Audience
+	13, // 22: garm.tool.v1.DeclSet.declared:type_name -> garm.tool.v1.Decl
+	9,  // 23: garm.tool.v1.Attribute.type:type_name -> garm.tool.v1.Attribute.Type
+	15, // 24: garm.tool.v1.AttributeSet.declared:type_name -> garm.tool.v1.Attribute
+	17, // 25: garm.tool.v1.InstancePolicy.require:type_name -> garm.tool.v1.InstanceRule
+	17, // 26: garm.tool.v1.InstancePolicy.reveal:type_name -> garm.tool.v1.InstanceRule
+	18, // 27: garm.tool.v1.InstancePolicy.filter:type_name -> garm.tool.v1.RowFilter
+	5,  // 28: garm.tool.v1.Redaction.DateGrain.grain:type_name -> garm.tool.v1.Grain
+	4,  // 29: garm.tool.v1.ToolPolicy.Effects.reversibility:type_name -> garm.tool.v1.Reversibility
+	7,  // 30: garm.tool.v1.ToolPolicy.Approval.mode:type_name -> garm.tool.v1.ToolPolicy.Approval.Mode
+	0,  // 31: garm.tool.v1.ToolPolicy.Approval.approver_min_clearance:type_name -> garm.tool.v1.Clearance
+	34, // 32: garm.tool.v1.ToolPolicy.Guidance.examples:type_name -> garm.tool.v1.ToolPolicy.Guidance.Example
+	8,  // 33: garm.tool.v1.ToolPolicy.Audit.level:type_name -> garm.tool.v1.ToolPolicy.Audit.Level
+	35, // 34: garm.tool.v1.field_policy:extendee -> google.protobuf.FieldOptions
+	36, // 35: garm.tool.v1.tool:extendee -> google.protobuf.MethodOptions
+	37, // 36: garm.tool.v1.default_field_policy:extendee -> google.protobuf.MessageOptions
+	38, // 37: garm.tool.v1.compartments:extendee -> google.protobuf.FileOptions
+	38, // 38: garm.tool.v1.tool_sets:extendee -> google.protobuf.FileOptions
+	38, // 39: garm.tool.v1.attributes:extendee -> google.protobuf.FileOptions
+	10, // 40: garm.tool.v1.field_policy:type_name -> garm.tool.v1.FieldPolicy
+	12, // 41: garm.tool.v1.tool:type_name -> garm.tool.v1.ToolPolicy
+	10, // 42: garm.tool.v1.default_field_policy:type_name -> garm.tool.v1.FieldPolicy
+	14, // 43: garm.tool.v1.compartments:type_name -> garm.tool.v1.DeclSet
+	14, // 44: garm.tool.v1.tool_sets:type_name -> garm.tool.v1.DeclSet
+	16, // 45: garm.tool.v1.attributes:type_name -> garm.tool.v1.AttributeSet
+	46, // [46:46] is the sub-list for method output_type
+	46, // [46:46] is the sub-list for method input_type
+	40, // [40:46] is the sub-list for extension type_name
+	34, // [34:40] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_garm_tool_v1_tool_proto_init() }
@@ -2326,9 +2841,9 @@ func file_garm_tool_v1_tool_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_garm_tool_v1_tool_proto_rawDesc), len(file_garm_tool_v1_tool_proto_rawDesc)),
-			NumEnums:      9,
-			NumMessages:   20,
-			NumExtensions: 5,
+			NumEnums:      10,
+			NumMessages:   25,
+			NumExtensions: 6,
 			NumServices:   0,
 		},
 		GoTypes:           file_garm_tool_v1_tool_proto_goTypes,
