@@ -22,8 +22,9 @@ type Requests interface {
 	Get(ctx context.Context, id string) (pending.Request, *pending.Decision, error)
 	// Decide records a decision once: pending.ErrDecided when one exists.
 	Decide(ctx context.Context, d pending.Decision) error
-	// Open answers the undecided, unexpired requests, oldest first, at most limit.
-	Open(ctx context.Context, limit int) ([]pending.Request, error)
+	// Inbox answers a page of tenant's undecided, unexpired requests that keep accepts, oldest
+	// first, after position after, at most limit, and where the next page begins.
+	Inbox(ctx context.Context, tenant, after string, limit int, keep func(pending.Request) bool) (pending.InboxPage, error)
 }
 
 var _ Requests = (*pending.Store)(nil)
