@@ -236,8 +236,8 @@ func (s *Store) Ask(ctx context.Context, r Request) (Request, error) {
 // countCaller counts r as one of its caller's requests, for life, and
 // refuses it with ErrTooMany when the caller already has
 // MaxRequestsPerCaller. The count is the number of the caller's keys the
-// stream holds (a key that expired leaves a marker for a while, and counts
-// until it goes), read before r's key is written: callers asking at the
+// stream holds (the fenced bucket keeps no marker of an expired key), read
+// before r's key is written: callers asking at the
 // same instant on several replicas can pass it together, so the bound holds
 // to within the number of replicas' concurrent asks.
 func (s *Store) countCaller(ctx context.Context, r Request, life time.Duration) error {
