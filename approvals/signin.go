@@ -70,9 +70,10 @@ type idClaims struct {
 	Act any `json:"act"`
 }
 
-// serveCallback finishes a sign-in: the state must be one this browser began, the code is
-// exchanged with the PKCE verifier, and the ID token must verify (issuer, audience = client id,
-// expiry, signature) and carry the nonce. The approver is who the token says, with its
+// serveCallback finishes a sign-in: this browser's login cookie must open, be unexpired and hold
+// the state the identity provider sent back; the code is exchanged with the sealed PKCE verifier,
+// and the ID token must verify (issuer, audience = client id, expiry, signature) and carry the
+// sealed nonce. The approver is who the configured subject claim says, with the token's tenant,
 // clearance and compartments; a delegated identity (act) or a non-user kind is refused.
 func (s *Service) serveCallback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
