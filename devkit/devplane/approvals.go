@@ -64,6 +64,7 @@ func (s *Plane) startApprovals(ctx context.Context) error {
 		OIDCIssuer:       s.idp.Issuer(),
 		OIDCDiscoveryURL: s.idpSrv.URL(),
 		OIDCClientID:     approvals.DefaultOIDCClientID,
+		SubjectClaim:     "sub",
 		Logger:           s.logger.With("component", "approvals"),
 	}
 	if err := s.idp.RegisterClient(cfg.OIDCClientID, base+approvals.CallbackPath); err != nil {
