@@ -167,9 +167,9 @@ func ledgerRow(ctx context.Context, t callTarget, eventID string) (devplane.Row,
 
 // ledgerSummary is the row in one line: outcome, code, detail.
 func ledgerSummary(r devplane.Row) string {
-	line := "ledger " + r.Outcome
+	line := "ledger " + devplane.LedgerField(r.Outcome)
 	if r.Code != "" {
-		line += " code=" + r.Code
+		line += " code=" + devplane.LedgerField(r.Code)
 	}
 	if r.Detail != "" {
 		line += fmt.Sprintf(" detail=%q", r.Detail)
