@@ -46,8 +46,13 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	cacheDir = filepath.Join(dir, "cache")
-	os.Setenv("XDG_CACHE_HOME", cacheDir)
+	// HOME too: os.UserCacheDir reads XDG_CACHE_HOME on Linux, HOME elsewhere.
+	os.Setenv("HOME", dir)
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	if cacheDir, err = os.UserCacheDir(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	os.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
 	os.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
