@@ -227,7 +227,8 @@ type state struct {
 }
 
 // Run takes one call through the chain. It always answers, and writes
-// exactly one ledger row unless the call was a successful listing.
+// exactly one ledger row unless the call was a successful listing, page or
+// admission.
 func (c *Chain) Run(ctx context.Context, req *Request) (resp *Response) {
 	start := c.Now()
 	eventID := rowstep.NewEventID(start)
@@ -256,7 +257,8 @@ func (c *Chain) Run(ctx context.Context, req *Request) (resp *Response) {
 			c.record(ctx, st.row)
 			c.afterLedger(ctx, st)
 		}
-		if c.Observe != nil {
+		// An admission is no call: only its refusal counts as one.
+		if c.Observe != nil && !(req.Admit && err == nil) {
 			c.observe(ctx, st, err, latency)
 		}
 		finishSpan(span, st, err, resp.EventID)

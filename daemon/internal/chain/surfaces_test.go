@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
 	"github.com/garm-dev/garm/daemon/internal/chain"
@@ -12,6 +13,8 @@ import (
 
 func TestAnAdmissionIsAuthenticatedLikeACallAndRecordedOnlyWhenRefused(t *testing.T) {
 	r := newRig(t)
+	var observed []string
+	r.chain.Observe = func(_ context.Context, _, outcome, _ string, _ time.Duration) { observed = append(observed, outcome) }
 	admit := func(token string) *chain.Response {
 		q := r.request(token, "/mcp", "")
 		q.Admit = true
@@ -23,6 +26,10 @@ func TestAnAdmissionIsAuthenticatedLikeACallAndRecordedOnlyWhenRefused(t *testin
 	resp := admit("")
 	if rows := r.recorder.Rows(); resp.Status != http.StatusUnauthorized || !resp.Challenge || resp.Principal != nil || len(rows) != 1 || rows[0].GetEventId() != resp.EventID {
 		t.Fatalf("refused: %d, rows %v", resp.Status, rows)
+	}
+	// Only the refusal counts as a call in the metrics.
+	if len(observed) != 1 || observed[0] != "denied" {
+		t.Fatalf("observed %v", observed)
 	}
 }
 
