@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
@@ -16,14 +18,30 @@ import (
 // caller who sees every one.
 func largeFixture(tb testing.TB, pageSize int) (*rig, *catalogue.Generation, string) {
 	tb.Helper()
-	dir := tb.TempDir()
-	cataloguetest.WriteLarge(tb, dir, 10, 100)
-	g, err := catalogue.Load(cataloguetest.Build(tb, dir), catalogue.Options{})
-	if err != nil {
-		tb.Fatal(err)
+	// Built once per test binary and shared read-only: it is most of the
+	// package's test time.
+	large.once.Do(func() {
+		dir, err := os.MkdirTemp("", "mcp-large-")
+		if err != nil {
+			large.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		cataloguetest.WriteLarge(tb, dir, 10, 100)
+		large.gen, large.err = catalogue.Load(cataloguetest.Build(tb, dir), catalogue.Options{})
+	})
+	if large.err != nil || large.gen == nil {
+		tb.Fatalf("the large fixture: %v", large.err)
 	}
+	g := large.gen
 	r := newRig(tb, g, pageSize)
 	return r, g, r.token(tb, map[string]any{"clearance": "INTERNAL", "compartments": []string{"pii-contact"}, "verbs": []string{"READ"}})
+}
+
+var large struct {
+	once sync.Once
+	gen  *catalogue.Generation
+	err  error
 }
 
 type listPage struct {
