@@ -13,9 +13,11 @@ import (
 )
 
 // What a surface other than the HTTP route asks of the chain besides a
-// call: an admission (MCP's lifecycle methods), a page of the listing
-// (tools/list), and the verdict on its own approval token (requestState).
-// The surface translates; the chain authenticates, decides and records.
+// call by route: an admission (MCP's lifecycle methods), a page of the
+// listing (tools/list), a tool named by FQN (tools/call), and the verdict
+// on what the surface could not read (ArgumentFault) or on its own
+// approval token (requestState). The surface translates; the chain
+// authenticates, decides and records.
 
 // PageRequest is a page of a listing, at most Size tools.
 type PageRequest struct {
