@@ -1,14 +1,15 @@
 // Package chain is garmd's call chain: one function, Run, that takes a call
 // through the ten steps of SPEC 7.4 in their fixed order. Each step lives in
-// a package of its own beside this one (authn, visibility, input, dispatch,
-// redact and card, ledger); the step packages never import each other, and
-// Run is the only place that says which step runs when.
+// a package of its own beside this one (authn, visibility, input, grant,
+// dispatch, redact and card, ledger, notify); the step packages never import
+// each other, and Run is the only place that says which step runs when.
 //
-// Steps this build does not implement are named where they would run, with
-// what stands in for them: steps 4 and 7 are reserved (SPEC 11), step 5 and
-// step 10 arrive with approval grants and notify — until then the mount
-// allowlist refuses any catalogue that declares them, so nothing they would
-// enforce is served.
+// Steps 4 and 7 (instance authorization, before and after the tool) are
+// reserved (SPEC 11) and named where they would run. Step 5 (the approval
+// grant, governance.go) and step 10 (notify) run for the tools that declare
+// them; the mount allowlist refuses a catalogue that declares either when
+// its enforcer is not configured, and each still fails closed at call time
+// if it is not.
 //
 // Step 5 takes its grant from Garm-Grant, or from the decision on the
 // caller's approval request (Garm-Approval, through the approval desk), and
@@ -17,6 +18,20 @@
 // the one route that is not a call: it authenticates like one, answers
 // where the caller's request stands, and writes its row like one.
 //
-// Run guarantees one ledger row per call on every path, panics included,
-// and pins the catalogue generation it read first for the whole call.
+// Run is the one gate and the one recorder for every surface. The HTTP
+// route and MCP each translate their wire into a Request and the Response
+// back; what a surface asks besides a call (surfaces.go) is asked here too:
+// an admission (authenticate only, MCP's lifecycle methods), a page of the
+// listing (tools/list), a tool named by FQN, and the verdict on a
+// surface's own approval token or on arguments it could not read. The
+// Response says what a surface needs to dress an answer in its own shape —
+// the refusal's wire code, a challenge, the caller — and never asks it to
+// decide again.
+//
+// Run guarantees one ledger row per call on every path, panics included
+// (terminal_test.go has a case for every code of package deny), and pins
+// the catalogue generation it read first for the whole call. Deliberately
+// not here: reading a wire (bodies, headers, JSON-RPC) — the surfaces' —
+// and the refusals the plane answers before a call arrives whole (a body
+// over the limit, or too slow), which have no row.
 package chain

@@ -6,5 +6,8 @@
 // Recording is the port's job (daemon/internal/ledger); this package decides
 // what a row says. Values never reach a row: a refusal's detail names paths
 // and gates, and the principal's columns are the folded authority, never the
-// token.
+// token. Text a caller chooses — the path, a tool name over MCP, its client
+// name, a detail that quotes what it sent — is bounded and has its control
+// characters replaced before it reaches a row, and so a log line holding
+// the row.
 package ledger
