@@ -8,8 +8,10 @@
 // deadline rule: the caller's Garm-Timeout-Ms or --tool-timeout, whichever
 // is sooner. It maps replies exactly as the status table says: the nine
 // refusal codes pass through as tool_refused, any other error code is
-// internal, no responders is 503, a passed deadline is 504, an answer that
-// does not decode as the declared output is internal.
+// internal, no responders is 503, a bus that is away or refuses garmd's
+// publish (a permission, error kind bus_forbidden) is 503 at once, a passed
+// deadline is 504, an answer that does not decode as the declared output is
+// internal.
 //
 // The audit write-ahead that precedes dispatch for LEVEL_AUDIT tools comes
 // with the audit sink; this package does not write it.
