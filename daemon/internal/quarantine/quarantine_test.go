@@ -40,9 +40,9 @@ func calculatorGeneration(t *testing.T) *catalogue.Generation {
 	return g
 }
 
-func connect(t *testing.T, url string) *nats.Conn {
+func connect(t *testing.T, url string, opts ...nats.Option) *nats.Conn {
 	t.Helper()
-	nc, err := nats.Connect(url)
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func connect(t *testing.T, url string) *nats.Conn {
 
 // serveCalculator runs a real garmtool service carrying the calculator's
 // tools and advertising hash, two instances of it; stop ends it.
-func serveCalculator(t *testing.T, url, hash string) (stop func()) {
+func serveCalculator(t *testing.T, url, hash string, opts ...nats.Option) (stop func()) {
 	t.Helper()
 	svc := garmtool.New("calc", "0.1.0", garmtool.WithConcurrency(2), garmtool.WithDrainTimeout(time.Second))
 	for _, ref := range calcv1.CalculatorTools {
@@ -63,7 +63,7 @@ func serveCalculator(t *testing.T, url, hash string) (stop func()) {
 			t.Fatal(err)
 		}
 	}
-	nc, err := nats.Connect(url)
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
