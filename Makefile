@@ -110,6 +110,10 @@ install: ## Build garm, garmd, garm-catalogue and garm-approvals, static and sta
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BINDIR)/ ./cmd/garm ./daemon/cmd/garmd ./catalogue-builder/cmd/garm-catalogue ./approvals/cmd/garm-approvals
 	@echo "installed garm, garmd, garm-catalogue and garm-approvals $(VERSION) into $(BINDIR)"
 
+.PHONY: image
+image: ## Build garmd's and garm-approvals' OCI images (static, non-root, no shell), reproducible from the commit, as OCI layout tarballs in .tmp/image/.
+	go run ./deploy/image -o $(CURDIR)/.tmp/image -version $(VERSION)
+
 .PHONY: calcd
 calcd: ## Build the example calculator's service command from this tree into .tmp/bin.
 	@mkdir -p $(BIN)
