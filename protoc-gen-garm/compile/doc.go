@@ -7,7 +7,10 @@
 // when it loads a catalogue. garmd still builds the artifact's descriptors,
 // checks every plan against them without recomputing it, and compiles the
 // protovalidate rules at mount (docs/decisions/0070, 0076); none of that is
-// this package's.
+// this package's. Per instance rule it also records what the rule reads
+// and its cost bound; the rules are compiled with package instance, the one
+// CEL environment garmd also uses, and the taxonomy's attribute declarations
+// are read here and judged by lint (L44).
 //
 // It is the one implementation shared by protoc-gen-garm (descriptors from a
 // CodeGeneratorRequest, linted in ModuleScope) and garm-catalogue
