@@ -8,9 +8,10 @@
 // mount, connect, listen, report), Run (serve until the context ends, then
 // shut down in SPEC 7.11's order), Serve (both), and Check (would this
 // catalogue mount?); and the loops that keep a running garmd current: the
-// reloader of an s3:// catalogue and the quarantine sweeps. What each step decides lives under daemon/internal,
-// one package per step and per port; cmd/garmd only turns flags into a
-// Config.
+// reloader of an s3:// catalogue and the quarantine sweeps. What each step
+// decides lives under daemon/internal, one package per step and per port;
+// cmd/garmd only turns flags and a configuration file (deploy/configfile)
+// into a Config.
 //
 // There is no anonymous mode and no insecure switch: a caller without a
 // verifiable token learns nothing, and a catalogue declaring something this
