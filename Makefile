@@ -145,11 +145,14 @@ build: ## Build every package and command.
 	go build ./...
 
 .PHONY: test
-test: tools ## Run every test with the race detector, then the codec's tests without it.
+test: tools ## Run every test with the race detector, then the codec's tests without it, then the minter conformance suites.
 	go test -race ./...
 	@# Under the race detector sync.Pool drops pooled values on purpose, so the
 	@# codec's pooled encoders can be pinned to zero allocations only without it.
 	go test ./daemon/internal/codec/
+	@# The minter kit's shipped suites, against the dev IdP, the approvals service and a fixture
+	@# STS it starts on loopback (docs/conformance.md, "Minters").
+	go test -race -tags conformance -skip '^TestAnExternalMinter$$' ./daemon/conformance/minter/
 
 .PHONY: lint
 lint: tools ## Vet and gofmt-check the Go code; buf lint and format-check every proto module.
