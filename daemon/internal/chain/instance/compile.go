@@ -19,8 +19,9 @@ type Rules struct {
 	env   *celrule.Env
 	decl  celrule.Declarations
 	tools []*Tool
-	// carrying is how many tools have at least one rule.
-	carrying int
+	// carrying is how many tools have at least one rule; count is how
+	// many rules they have.
+	carrying, count int
 	// programs are every program compiled or reused, by what proves one
 	// interchangeable with another, for the next reload to reuse.
 	programs map[programKey]*celrule.Program
@@ -107,6 +108,7 @@ func Compile(tools []*call.Tool, attributes []*toolv1.Attribute, compartments in
 		}
 		r.tools[i] = rt
 		r.carrying++
+		r.count += len(rt.Require) + len(rt.Reveal) + len(rt.Filter)
 	}
 	if len(problems) > 0 {
 		return nil, problems
@@ -277,6 +279,14 @@ func (r *Rules) Carrying() int {
 		return 0
 	}
 	return r.carrying
+}
+
+// Count is how many rules the generation's tools have.
+func (r *Rules) Count() int {
+	if r == nil {
+		return 0
+	}
+	return r.count
 }
 
 // View is p's variables as the rules read them, bound by this generation's
