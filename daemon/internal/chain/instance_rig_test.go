@@ -19,6 +19,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/chain/instance/instancetest"
 	"github.com/garm-dev/garm/daemon/internal/chain/redact"
 	"github.com/garm-dev/garm/daemon/internal/keyset/keysettest"
+	"github.com/garm-dev/garm/daemon/internal/ledger"
 	"github.com/garm-dev/garm/daemon/internal/ledger/memory"
 	"github.com/garm-dev/garm/daemon/internal/listing"
 	replaymemory "github.com/garm-dev/garm/daemon/internal/replay/memory"
@@ -50,8 +51,19 @@ type bankRig struct {
 
 func newBankRig(tb testing.TB) *bankRig {
 	tb.Helper()
+	return newBankRigWith(tb, nil, nil)
+}
+
+// newBankRigWith gives the tools policies (instancetest.Policies when nil,
+// none when empty) and records rows with rec (a memory recorder the rig
+// keeps when nil).
+func newBankRigWith(tb testing.TB, policies map[string]*toolv1.InstancePolicy, rec ledger.Recorder) *bankRig {
+	tb.Helper()
 	r := &bankRig{recorder: memory.New(), spent: replaymemory.New(), asked: &countingStore{}}
-	r.gen = instancetest.Load(tb, nil)
+	if rec == nil {
+		rec = r.recorder
+	}
+	r.gen = instancetest.Load(tb, policies)
 	pay := r.gen.Route(instancetest.Pay)
 	policy := proto.Clone(pay.Policy).(*toolv1.ToolPolicy)
 	policy.Approval = &toolv1.ToolPolicy_Approval{
@@ -90,7 +102,7 @@ func newBankRig(tb testing.TB) *bankRig {
 			r.called.Add(1)
 			return r.answer.Load(), nil
 		})),
-		Recorder:    r.recorder,
+		Recorder:    rec,
 		ToolTimeout: 5 * time.Second,
 		Version:     "test",
 	})
