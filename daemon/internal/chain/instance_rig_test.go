@@ -9,6 +9,7 @@ import (
 
 	"github.com/garm-dev/garm/approvals/pending"
 	"github.com/garm-dev/garm/daemon/internal/approval"
+	auditmemory "github.com/garm-dev/garm/daemon/internal/audit/memory"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
 	"github.com/garm-dev/garm/daemon/internal/catalogue/cataloguetest"
 	"github.com/garm-dev/garm/daemon/internal/chain"
@@ -45,6 +46,7 @@ type bankRig struct {
 	grantKey *keysettest.Key
 	spent    *replaymemory.Spender
 	asked    *countingStore
+	audit    *auditmemory.Sink
 	answer   atomic.Pointer[transport.Reply]
 	called   atomic.Int64
 }
@@ -59,7 +61,7 @@ func newBankRig(tb testing.TB) *bankRig {
 // keeps when nil).
 func newBankRigWith(tb testing.TB, policies map[string]*toolv1.InstancePolicy, rec ledger.Recorder) *bankRig {
 	tb.Helper()
-	r := &bankRig{recorder: memory.New(), spent: replaymemory.New(), asked: &countingStore{}}
+	r := &bankRig{recorder: memory.New(), spent: replaymemory.New(), asked: &countingStore{}, audit: auditmemory.New()}
 	if rec == nil {
 		rec = r.recorder
 	}
@@ -71,7 +73,13 @@ func newBankRigWith(tb testing.TB, policies map[string]*toolv1.InstancePolicy, r
 		MaxGrantAgeSeconds: 600, MaterialFields: []string{"account_id", "amount"},
 	}
 	pay.Policy = policy
-	if err := catalogue.Mount(r.gen, catalogue.Steps{Grants: true}); err != nil {
+	// get_payment is audited, so its outcome row goes to the audit sink.
+	get := r.gen.Route(instancetest.GetPayment)
+	policy = proto.Clone(get.Policy).(*toolv1.ToolPolicy)
+	policy.Audit = &toolv1.ToolPolicy_Audit{Level: toolv1.ToolPolicy_Audit_LEVEL_AUDIT, RetainDays: 1}
+	get.Policy = policy
+	indefinitely := time.Duration(0)
+	if err := catalogue.Mount(r.gen, catalogue.Steps{Grants: true, AuditRetention: &indefinitely}); err != nil {
 		tb.Fatal(err)
 	}
 	serving := new(catalogue.Serving)
@@ -98,6 +106,7 @@ func newBankRigWith(tb testing.TB, policies map[string]*toolv1.InstancePolicy, r
 		Lister:    listing.New(listing.Options{}),
 		Grants:    grants,
 		Approvals: desk,
+		Audit:     r.audit,
 		Dispatch: dispatch.New(transport.Func(func(context.Context, *transport.Request) (*transport.Reply, error) {
 			r.called.Add(1)
 			return r.answer.Load(), nil

@@ -110,6 +110,16 @@ func TestAWithheldRecordAnswersExactlyAsTheToolsOwnNotFound(t *testing.T) {
 			t.Errorf("withheld row %v, missing row %v", row, missingRow)
 		}
 	}
+	// The audit stream's outcome row names the rule as the ledger's does.
+	var audited []string
+	for _, row := range r.audit.Rows() {
+		if row.GetOutcome() != "intent" {
+			audited = append(audited, row.GetInstanceRule())
+		}
+	}
+	if !slices.Equal(audited, []string{"", "own_payment", "own_payment"}) {
+		t.Errorf("the audit outcome rows name rules %q", audited)
+	}
 	r.answers(t, instancetest.GetPayment, `{"paymentId":"P-7","accountId":"A-2","amount":"5"}`)
 	if own := r.call(t, alice, instancetest.GetPayment, body); own.Status != http.StatusOK || !strings.Contains(string(own.Body), `"A-2"`) {
 		t.Fatalf("own payment: %d %s", own.Status, own.Body)
