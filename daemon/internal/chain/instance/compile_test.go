@@ -4,9 +4,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
 	"github.com/garm-dev/garm/daemon/internal/chain/instance/instancetest"
+	cataloguev1 "github.com/garm-dev/garm/gen/garm/catalogue/v1"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 func TestMountCompilesEveryRuleAndCountsTheToolsCarryingThem(t *testing.T) {
@@ -90,6 +93,28 @@ func TestAReloadReusesOnlyProgramsItCanProveTheSame(t *testing.T) {
 	}
 	if changed.Rules().Reused != same.Rules().Reused-1 {
 		t.Fatalf("reused %d of a changed catalogue, %d of the same", changed.Rules().Reused, same.Rules().Reused)
+	}
+	// The same bytes declaring an attribute otherwise: nothing is taken,
+	// since the variables a program was checked with are not the same.
+	other := new(cataloguev1.Catalogue)
+	if err := proto.Unmarshal(instancetest.Bytes(t), other); err != nil {
+		t.Fatal(err)
+	}
+	other.Attributes[0].MaxItems = 32
+	otherBytes, err := artifact.Marshal(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	redeclared, err := catalogue.Reload(otherBytes, catalogue.Options{}, serving)
+	if err != nil {
+		t.Fatal(err)
+	}
+	instancetest.Give(redeclared, nil)
+	if err := catalogue.Mount(redeclared, catalogue.Steps{}); err != nil {
+		t.Fatal(err)
+	}
+	if redeclared.Rules().Reused != 0 {
+		t.Fatalf("reused %d programs across other declarations", redeclared.Rules().Reused)
 	}
 	// A fresh load shares no descriptor with serving: nothing is taken.
 	fresh := instancetest.Load(t, nil)
