@@ -3,7 +3,10 @@
 // their names, FQNs, routes, subjects and queue groups), each package's
 // descriptor hash, the lint gate's diagnostics, and the plans — per field,
 // the resolved policy, the redaction garmd applies and the JSON Schema
-// fragment it shows — so that garmd compiles nothing at boot.
+// fragment it shows; per instance rule, what it reads and its cost bound —
+// so that garmd compiles nothing at boot. Instance rules are compiled with
+// package instance, the one CEL environment garmd also uses; the taxonomy's
+// attribute declarations are read here and judged by lint (L44).
 //
 // It is the one implementation shared by protoc-gen-garm (descriptors from a
 // CodeGeneratorRequest, linted in ModuleScope) and garm-catalogue
