@@ -210,3 +210,25 @@ func TestAnAuditOnlyRuleIsRecordedAndTheCallProceeds(t *testing.T) {
 		t.Fatalf("row %v", row)
 	}
 }
+
+func TestAnAbsentEmptyWronglyTypedOrOverLongAttributeRefuses(t *testing.T) {
+	r := newBankRig(t)
+	r.answers(t, instancetest.GetCustomer, `{"customerId":"C-1001"}`)
+	const body = `{"customerId":"C-1001","tenant":"acme"}`
+	for name, attrs := range map[string]map[string]any{
+		"absent":        {},
+		"empty":         {"customer_id": ""},
+		"wrongly typed": {"customer_id": 1001},
+		"a list":        {"customer_id": []string{"C-1001"}},
+		"over-long":     {"customer_id": "C-1001" + strings.Repeat("x", 11)},
+	} {
+		resp := r.call(t, customer(attrs), instancetest.GetCustomer, body)
+		row := r.lastRow(t)
+		if resp.Status != http.StatusForbidden || row.GetInstanceRule() != "own_customer" || row.GetRuleErrorClass() != "absent_attribute" {
+			t.Errorf("%s: %d %s, row rule %q class %q", name, resp.Status, resp.Body, row.GetInstanceRule(), row.GetRuleErrorClass())
+		}
+	}
+	if resp := r.call(t, customer(map[string]any{"customer_id": "C-1001"}), instancetest.GetCustomer, body); resp.Status != http.StatusOK {
+		t.Fatalf("a well-typed attribute: %d %s", resp.Status, resp.Body)
+	}
+}
