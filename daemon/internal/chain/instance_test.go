@@ -98,7 +98,8 @@ func TestAWithheldRecordAnswersExactlyAsTheToolsOwnNotFound(t *testing.T) {
 	emptyRow := r.lastRow(t)
 	for name, got := range map[string]*chain.Response{"another's payment": withheld, "an empty answer": empty} {
 		if got.Status != missing.Status || !bytes.Equal(got.Body, missing.Body) || got.ContentType != missing.ContentType ||
-			got.Challenge != missing.Challenge || got.RetryAfter != missing.RetryAfter || got.Digest != missing.Digest || got.Approval != nil {
+			got.Challenge != missing.Challenge || got.RetryAfter != missing.RetryAfter || got.Digest != missing.Digest || got.Approval != nil ||
+			got.Code != missing.Code {
 			t.Errorf("%s answered %d %s, a missing one %d %s", name, got.Status, got.Body, missing.Status, missing.Body)
 		}
 	}
