@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"strings"
@@ -76,5 +77,35 @@ func TestOnMCPARequireRefusalIsAnErrorResultNamingTheRule(t *testing.T) {
 	}
 	if rows := r.rows(); len(rows) != 1 || rows[0].GetInstanceRule() != "pay_from_own" || rows[0].GetSurface() != "mcp" {
 		t.Fatalf("rows %v", rows)
+	}
+}
+
+func TestToolsListTellsAModelEachToolsLimits(t *testing.T) {
+	gen := instancetest.Mounted(t)
+	r := newRig(t, gen, 0)
+	token := r.token(t, map[string]any{"clearance": "PUBLIC", "verbs": []string{"READ", "WRITE"}})
+	rec := r.mcp(token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	var a struct {
+		Result struct {
+			Tools []struct {
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				Meta        json.RawMessage `json:"_meta"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &a); err != nil || len(a.Result.Tools) != 4 {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	for _, tool := range a.Result.Tools {
+		if tool.Name == "instfix.v1.get_customer" {
+			want := "Reads one customer.\n\nLimits:\n- Reads only the caller's own customer, unless it serves any customer. (rule own_customer)\n- Reads only within the caller's tenant. (rule same_tenant)"
+			if tool.Description != want || !strings.Contains(string(tool.Meta), `"dev.garm/rules":[{"id":"own_customer",`) {
+				t.Errorf("get_customer is listed as %q %s", tool.Description, tool.Meta)
+			}
+		}
+	}
+	if strings.Contains(rec.Body.String(), "principal.") {
+		t.Fatalf("tools/list carries a rule's expression: %s", rec.Body)
 	}
 }
