@@ -29,7 +29,9 @@ func TestOnMCPAWithheldRecordAnswersExactlyAsTheToolsOwnNotFound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return func(context.Context, *transport.Request) (*transport.Reply, error) { return &transport.Reply{Body: b}, nil }
+		return func(context.Context, *transport.Request) (*transport.Reply, error) {
+			return &transport.Reply{Body: b}, nil
+		}
 	}
 	call := func() (int, http.Header, string) {
 		rec := r.mcp(token, callBody("7", payment.FQN, `{"payment_id":"P-7"}`))
