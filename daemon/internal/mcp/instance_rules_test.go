@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -109,5 +110,38 @@ func TestToolsListTellsAModelEachToolsLimits(t *testing.T) {
 	}
 	if strings.Contains(rec.Body.String(), "principal.") {
 		t.Fatalf("tools/list carries a rule's expression: %s", rec.Body)
+	}
+}
+
+// On the HTTP route too, through the tool plane: status, headers and body
+// of a withheld record are the tool's own 404's, but for the call's own
+// event id.
+func TestOnHTTPAWithheldRecordAnswersExactlyAsTheToolsOwnNotFound(t *testing.T) {
+	gen := instancetest.Mounted(t)
+	r := newRig(t, gen, 0)
+	token := r.token(t, map[string]any{"clearance": "PUBLIC", "verbs": []string{"READ"},
+		"attrs": map[string]any{"accounts": []string{"A-1"}}})
+	payment := gen.Route(instancetest.GetPayment)
+	call := func() (int, http.Header, string) {
+		rec := r.http(token, payment.Method, `{"payment_id":"P-7"}`)
+		r.rows()
+		h := rec.Header().Clone()
+		h.Del("Garm-Event-Id")
+		return rec.Code, h, rec.Body.String()
+	}
+	r.reply = func(context.Context, *transport.Request) (*transport.Reply, error) {
+		return &transport.Reply{ErrorCode: "404", Error: "no such payment"}, nil
+	}
+	missingStatus, missingHeader, missing := call()
+	b, err := proto.Marshal(cataloguetest.Message(t, payment.Output, `{"paymentId":"P-7","accountId":"A-9"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.reply = func(context.Context, *transport.Request) (*transport.Reply, error) {
+		return &transport.Reply{Body: b}, nil
+	}
+	status, header, body := call()
+	if missingStatus != http.StatusNotFound || status != missingStatus || body != missing || !reflect.DeepEqual(header, missingHeader) {
+		t.Fatalf("withheld %d %v %s; missing %d %v %s", status, header, body, missingStatus, missingHeader, missing)
 	}
 }
