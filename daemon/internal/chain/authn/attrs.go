@@ -8,11 +8,14 @@ import (
 
 	"github.com/garm-dev/garm/daemon/internal/call"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	celrule "github.com/garm-dev/garm/protoc-gen-garm/compile/instance"
 )
 
 // DefaultAttrMaxLen is the longest attribute string, or list element, in
-// bytes, when its declaration's max_len is 0 (docs/decisions/0094).
-const DefaultAttrMaxLen = 256
+// bytes, when its declaration's max_len is 0 (docs/decisions/0094): the
+// bound the build's cost estimate assumes, so a value the estimate did not
+// cover is never bound.
+const DefaultAttrMaxLen = celrule.DefaultMaxLen
 
 // maxLoggedNames bounds the undeclared attribute names one token logs.
 const maxLoggedNames = 16
