@@ -24,6 +24,7 @@ func TestCheckSaysAServableCatalogueWouldMount(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	for _, want := range []string{"12 tools:", "calc.v1.add VERB_READ", "fix.v1.rename VERB_WRITE", "would mount",
+		"instance rules: 0 compiled, on 0 of 12 tools; 0 principal attributes declared",
 		"read once from a file at start", "quarantine: not checked here (no bus)", "  fix.v1 ", "  calc.v1 "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("check output lacks %q:\n%s", want, out.String())
@@ -101,5 +102,21 @@ func TestGarmdRefusesToStartOnACatalogueThatWouldNotMount(t *testing.T) {
 	cfg.Issuers, cfg.JWKS = []string{"https://i"}, []string{"https://i/jwks"}
 	if err := garmd.Serve(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "missing.binpb") {
 		t.Fatalf("%v", err)
+	}
+}
+
+func TestCheckReportsTheInstanceRulesItCompiled(t *testing.T) {
+	c, err := builder.FromRoots(context.Background(), filepath.Join("..", "protoc-gen-garm", "testdata", "instance_rules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "c.binpb")
+	writeFile(t, path, c.Bytes)
+	var out bytes.Buffer
+	if err := garmd.Check(&out, garmd.CheckConfig{Catalogue: path}); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if want := "instance rules: 3 compiled, on 1 of 1 tools; 2 principal attributes declared\nwould mount"; !strings.Contains(out.String(), want) {
+		t.Fatalf("check output lacks %q:\n%s", want, out.String())
 	}
 }

@@ -7,7 +7,9 @@
 // when it loads and never per call: every tool as a call.Tool (route,
 // subject, policy, descriptors, plans, compartments numbered as bits), the
 // route table (a map, never a scan), and the numbering of the declared
-// compartments in sorted-name order, which principals are numbered by too.
+// compartments in sorted-name order, which principals are numbered by too,
+// and the declared principal attributes step 1 binds from tokens (checked
+// again at load: a name twice, no type, max_items missing or misplaced).
 // Serving holds the current generation; a call reads it once and keeps that
 // generation for its whole life, so a reload never answers half a call.
 //
@@ -24,14 +26,18 @@
 // carry a card when the catalogue's card vocabulary is not the one garmd
 // projects by field number. Mount also compiles the generation's
 // protovalidate validator, once (in shards cut by the file declaring each
-// input, compiled beside each other), so a rule that does not compile
-// refuses the catalogue rather than its tool's calls.
+// input, compiled beside each other), and every instance rule of every
+// tool (chain/instance, steps 4 and 7), so a rule that does not compile
+// refuses the catalogue rather than its tool's calls; a refused instance
+// rule is named by tool and rule.
 //
 // A reload (Reload) takes from the generation serving what the digests
 // prove unchanged — a descriptor file whose bytes and imports' bytes have
 // the SHA-256 of one serving was built from, a package plan whose record
 // has, the tool model of a package of those very files, and at mount a
-// validator shard over those very inputs — and runs every check on the
+// validator shard over those very inputs and an instance rule's program
+// checked against those very messages, with the same expression and
+// declarations (docs/decisions/0096) — and runs every check on the
 // rest. The serving generation is the only cache: a refused candidate
 // leaves nothing behind, and nothing the artifact says about itself is
 // trusted (docs/decisions/0070, 0076).

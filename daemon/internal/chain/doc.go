@@ -1,15 +1,20 @@
 // Package chain is garmd's call chain: one function, Run, that takes a call
 // through the ten steps of SPEC 7.4 in their fixed order. Each step lives in
-// a package of its own beside this one (authn, visibility, input, grant,
-// dispatch, redact and card, ledger, notify); the step packages never import
-// each other, and Run is the only place that says which step runs when.
+// a package of its own beside this one (authn, visibility, input, instance,
+// grant, dispatch, redact and card, ledger, notify); the step packages never
+// import each other, and Run is the only place that says which step runs
+// when.
 //
-// Steps 4 and 7 (instance authorization, before and after the tool) are
-// reserved (SPEC 11) and named where they would run. Step 5 (the approval
-// grant, governance.go) and step 10 (notify) run for the tools that declare
-// them; the mount allowlist refuses a catalogue that declares either when
-// its enforcer is not configured, and each still fails closed at call time
-// if it is not.
+// Steps 4 and 7 are the tool's instance rules (package instance): step 4
+// runs after the request is validated and before step 5 verifies or spends
+// a grant, so a rule's refusal spends none and opens no approval request,
+// and no grant bypasses a rule; step 7 runs on the decoded answer before
+// redaction, a reveal rule that does not hold answering as the tool's own
+// 404 and filters removing rows in place (docs/decisions/0095). Step 5 (the
+// approval grant, governance.go) and step 10 (notify) run for the tools that
+// declare them; the mount allowlist refuses a catalogue that declares either
+// when its enforcer is not configured, and each still fails closed at call
+// time if it is not.
 //
 // Step 5 takes its grant from Garm-Grant, or from the decision on the
 // caller's approval request (Garm-Approval, through the approval desk), and

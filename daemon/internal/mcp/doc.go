@@ -11,7 +11,10 @@
 // answer mapped by code by callError (mapping.go). tools/list asks the
 // chain for a page of the caller's own listing (the lister's, the same
 // projected input schemas as ListTools), with a cursor bound to the
-// generation and to the last tool shown. The lifecycle methods
+// generation and to the last tool shown; each tool's description ends with
+// its instance rules' descriptions and its _meta lists them as {id,
+// description} (listing.Rules), never their expressions, so a model knows
+// the limits before it calls. The lifecycle methods
 // (initialize, ping, server/discover) ask the chain to admit the caller,
 // then are the official Go SDK's, behind a gate that answers everything
 // the SDK would answer with words of the request, and with the request's

@@ -9,5 +9,6 @@
 // token. Text a caller chooses — the path, a tool name over MCP, its client
 // name, a detail that quotes what it sent — is bounded and has its control
 // characters replaced before it reaches a row, and so a log line holding
-// the row.
+// the row. The instance rules' columns name rules by id and failures by a
+// class from a closed list, never a value nor the rule evaluator's text.
 package ledger
