@@ -508,15 +508,15 @@ const file_accounts_v1_accounts_proto_rawDesc = "" +
 	"\vAccountType\x12\x1c\n" +
 	"\x18ACCOUNT_TYPE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ACCOUNT_TYPE_CURRENT\x10\x01\x12\x18\n" +
-	"\x14ACCOUNT_TYPE_SAVINGS\x10\x022\xcf\f\n" +
-	"\x0fAccountsService\x12\xe8\x05\n" +
+	"\x14ACCOUNT_TYPE_SAVINGS\x10\x022\xeb\f\n" +
+	"\x0fAccountsService\x12\xf6\x05\n" +
 	"\n" +
-	"GetBalance\x12\x1e.accounts.v1.GetBalanceRequest\x1a\x1f.accounts.v1.GetBalanceResponse\"\x98\x05\x92\xb5\x18\x93\x05\x12\x19Get a customer's balances\x1a\x97\x01Returns every account a customer holds with its settled and available balance, in minor units of the account's currency (pence for GBP, cents for EUR). \x01(\x142\tfinancialB\x04\b\x01\x10\x03R\xb3\x03\n" +
+	"GetBalance\x12\x1e.accounts.v1.GetBalanceRequest\x1a\x1f.accounts.v1.GetBalanceResponse\"\xa6\x05\x92\xb5\x18\xa1\x05\x12\x19Get a customer's balances\x1a\x97\x01Returns every account a customer holds with its settled and available balance, in minor units of the account's currency (pence for GBP, cents for EUR). \x01(\x142\tfinancialB\x04\b\x01\x10\x03R\xb3\x03\n" +
 	"uA customer asks how much money they have, or you need to know which account can cover a payment before initiating it.\x12zYou need to know what happened to one payment: call get_payment_status. You need to reach the customer: call get_customer.\x1a=\n" +
-	" The balances of customer C-1001.\x12\x19{\"customer_id\": \"C-1001\"}\"\x7fA 404 refusal means no customer has that id. Confirm the id with the customer (it looks like C-1234) rather than trying others.b\asupportb\bpayments\x12\xd0\x06\n" +
-	"\vGetCustomer\x12\x1f.accounts.v1.GetCustomerRequest\x1a .accounts.v1.GetCustomerResponse\"\xfd\x05\x92\xb5\x18\xf8\x05\x12\x12Look up a customer\x1a\xe9\x01Returns a customer's record: their name, email address, phone number, date of birth, national id and when they became a customer. What you see of each depends on your clearance; a field you may not read comes back redacted or absent. \x01(\x142\vpii-contactB\x04\b\x01\x10\x03R\xd5\x03\n" +
+	" The balances of customer C-1001.\x12\x19{\"customer_id\": \"C-1001\"}\"\x7fA 404 refusal means no customer has that id. Confirm the id with the customer (it looks like C-1234) rather than trying others.b\asupportb\bpaymentsb\fself-service\x12\xde\x06\n" +
+	"\vGetCustomer\x12\x1f.accounts.v1.GetCustomerRequest\x1a .accounts.v1.GetCustomerResponse\"\x8b\x06\x92\xb5\x18\x86\x06\x12\x12Look up a customer\x1a\xe9\x01Returns a customer's record: their name, email address, phone number, date of birth, national id and when they became a customer. What you see of each depends on your clearance; a field you may not read comes back redacted or absent. \x01(\x142\vpii-contactB\x04\b\x01\x10\x03R\xd5\x03\n" +
 	"DYou need to greet, identify or contact a customer whose id you know.\x12\xce\x01You only need the customer's money or cards: call get_balance or list_cards, which do not read their personal details. Do not call it to confirm someone's identity by reading their national id back to them.\x1a;\n" +
-	"\x1eThe record of customer C-1001.\x12\x19{\"customer_id\": \"C-1001\"}\"\x7fA 404 refusal means no customer has that id. Confirm the id with the customer (it looks like C-1234) rather than trying others.b\asupportBCZAgithub.com/garm-dev/garm/examples/bank/gen/accounts/v1;accountsv1b\x06proto3"
+	"\x1eThe record of customer C-1001.\x12\x19{\"customer_id\": \"C-1001\"}\"\x7fA 404 refusal means no customer has that id. Confirm the id with the customer (it looks like C-1234) rather than trying others.b\asupportb\fself-serviceBCZAgithub.com/garm-dev/garm/examples/bank/gen/accounts/v1;accountsv1b\x06proto3"
 
 var (
 	file_accounts_v1_accounts_proto_rawDescOnce sync.Once

@@ -772,11 +772,11 @@ const file_cards_v1_cards_proto_rawDesc = "" +
 	"\x12FREEZE_REASON_LOST\x10\x01\x12\x18\n" +
 	"\x14FREEZE_REASON_STOLEN\x10\x02\x12!\n" +
 	"\x1dFREEZE_REASON_SUSPECTED_FRAUD\x10\x03\x12\"\n" +
-	"\x1eFREEZE_REASON_CUSTOMER_REQUEST\x10\x042\xe7\x13\n" +
-	"\fCardsService\x12\xc6\x04\n" +
-	"\tListCards\x12\x1a.cards.v1.ListCardsRequest\x1a\x1b.cards.v1.ListCardsResponse\"\xff\x03\x92\xb5\x18\xfa\x03\x12\x17List a customer's cards\x1anReturns every payment card a customer holds: its id, number, brand, expiry and whether it is active or frozen. \x01(\x142\tcard-dataB\x04\b\x01\x10\x03R\xd0\x02\n" +
+	"\x1eFREEZE_REASON_CUSTOMER_REQUEST\x10\x042\xf5\x13\n" +
+	"\fCardsService\x12\xd4\x04\n" +
+	"\tListCards\x12\x1a.cards.v1.ListCardsRequest\x1a\x1b.cards.v1.ListCardsResponse\"\x8d\x04\x92\xb5\x18\x88\x04\x12\x17List a customer's cards\x1anReturns every payment card a customer holds: its id, number, brand, expiry and whether it is active or frozen. \x01(\x142\tcard-dataB\x04\b\x01\x10\x03R\xd0\x02\n" +
 	"\\A customer asks about their cards, or you need a card's id before freezing or unfreezing it.\x123You need the customer's balances: call get_balance.\x1a:\n" +
-	"\x1dThe cards of customer C-1001.\x12\x19{\"customer_id\": \"C-1001\"}\"\x7fA 404 refusal means no customer has that id. Confirm the id with the customer (it looks like C-1234) rather than trying others.b\asupport\x12\xbc\a\n" +
+	"\x1dThe cards of customer C-1001.\x12\x19{\"customer_id\": \"C-1001\"}\"\x7fA 404 refusal means no customer has that id. Confirm the id with the customer (it looks like C-1234) rather than trying others.b\asupportb\fself-service\x12\xbc\a\n" +
 	"\n" +
 	"FreezeCard\x12\x1b.cards.v1.FreezeCardRequest\x1a\x1c.cards.v1.FreezeCardResponse\"\xf2\x06\x92\xb5\x18\xed\x06\x12\rFreeze a card\x1a\x95\x01Freezes a card so that no payment or withdrawal can be made with it until unfreeze_card is called. A person on the card team is told of every freeze. \x02(\x142\tcard-dataB\x1a\x10\x02\"\x16cards.v1.unfreeze_cardJe\b\x02*aThe card team reviews freezes for fraud patterns; the customer can still be helped while it does.R\xa8\x04\n" +
 	"\x93\x01A customer reports a card lost or stolen, or you see payments on it the customer does not recognise. Freeze first: it is undone with unfreeze_card.\x12\x82\x01The card is already frozen (list_cards says so). The customer wants to stop one payment: a freeze stops every payment on the card.\x1ao\n" +
