@@ -1,0 +1,38 @@
+// Package instance is the one definition of what an instance rule means
+// (docs/design.md, instance authorization; SPEC §7.4 steps 4 and 7): the CEL
+// environment rules are checked in, the static bound on what one evaluation
+// may cost, the principal's view, and the evaluation that turns a rule into a
+// verdict. protoc-gen-garm and garm-catalogue compile every rule with it at
+// build time; garmd compiles the same rules with it at mount and evaluates
+// them on every call, so the build and the daemon cannot disagree about what
+// a rule says.
+//
+// An Env holds the catalogue's declarations (its principal attributes and
+// how many compartments it declares). Env.Compile parses and type-checks one
+// rule against a Target — the phase and the tool's own request and answer
+// messages — requires a bool result, refuses has() over principal, bounds the
+// worst-case cost from declared sizes (protovalidate max_len, max_items and
+// max_pairs on message fields, max_len and max_items on attributes, the
+// compartment count) and refuses a rule whose bound is unknown or above
+// MaxCost, naming what to bound. The Program it returns reports what it reads,
+// its bound, and the compartments it tests membership of.
+//
+// The principal is a set of qualified CEL variables (principal.subject,
+// principal.attrs.<name>, ...), never raw claims. Absent is not empty: a
+// View binds a variable only when it has a value, and a rule that reads an
+// unbound variable fails, and a failing rule does not hold. List values are
+// held as sets so membership is a map lookup. Program.Eval reports anything
+// but exactly true as false, with an ErrorClass from a closed list when the
+// evaluation failed; CEL's error text never leaves this package, because it
+// can quote request values.
+//
+// Only CEL's standard library is declared: no extension functions, so a rule
+// means the same in every build. What is deliberately not here: which tools
+// carry which rules and what a refusal looks like on the wire (garmd's chain),
+// and lint judgements about fields and clearances (package compile).
+//
+// A Program belongs to the descriptors it was compiled against: the request
+// and answer given to Eval must be messages of those very descriptors (for
+// dynamicpb, built from the same protoreflect.MessageDescriptor), never of
+// another generation's.
+package instance
