@@ -32,7 +32,7 @@ var File_bank_v1_taxonomy_proto protoreflect.FileDescriptor
 
 const file_bank_v1_taxonomy_proto_rawDesc = "" +
 	"\n" +
-	"\x16bank/v1/taxonomy.proto\x12\abank.v1\x1a\x17garm/tool/v1/tool.protoB\x95\a\xa2\xb5\x18\xa2\x04\n" +
+	"\x16bank/v1/taxonomy.proto\x12\abank.v1\x1a\x17garm/tool/v1/tool.protoB\xe3\t\xa2\xb5\x18\xa2\x04\n" +
 	"M\n" +
 	"\vpii-contact\x12>How to reach a customer: their email address and phone number.\n" +
 	"T\n" +
@@ -48,7 +48,11 @@ const file_bank_v1_taxonomy_proto_rawDesc = "" +
 	"O\n" +
 	"\bpayments\x12CWhat a payments desk uses to send a customer's money and follow it.\n" +
 	"\x7f\n" +
-	"\fself-service\x12oWhat a customer, or an agent acting for one, uses to look after their own record, balances, cards and payments.Z9github.com/garm-dev/garm/examples/bank/gen/bank/v1;bankv1b\x06proto3"
+	"\fself-service\x12oWhat a customer, or an agent acting for one, uses to look after their own record, balances, cards and payments.\xb2\xb5\x18\xc9\x02\n" +
+	"\x8d\x01\n" +
+	"\vcustomer_id\x12zThe id of the customer the caller is (C- and four digits): a caller without any-customer may ask only about this customer.\x18\x01(\x10\n" +
+	"\xb6\x01\n" +
+	"\baccounts\x12\xa3\x01The ids of the accounts the caller may act on (A- and five digits each): a caller without any-customer sees, pays from and follows payments of these accounts only.\x18\x04 @(\x10Z9github.com/garm-dev/garm/examples/bank/gen/bank/v1;bankv1b\x06proto3"
 
 var file_bank_v1_taxonomy_proto_goTypes = []any{}
 var file_bank_v1_taxonomy_proto_depIdxs = []int32{
