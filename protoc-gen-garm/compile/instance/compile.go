@@ -11,6 +11,9 @@ import (
 	"cel.dev/cel-go/common/operators"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 )
 
 func intVal(v int64) ref.Val { return types.Int(v) }
@@ -21,6 +24,8 @@ type Program struct {
 	prg          cel.Program
 	checked      *cel.Ast
 	env          *cel.Env
+	adapter      types.Adapter
+	envAttrs     map[string]*toolv1.Attribute
 	answer       string
 	reads        []string
 	compartments []string
@@ -68,7 +73,7 @@ func (e *Env) Compile(t Target, expression string) (*Program, error) {
 		return nil, fmt.Errorf("returns %s, not bool", checked.OutputType())
 	}
 	answer, _ := answerVariable(t.Phase)
-	p := &Program{checked: checked, env: env, answer: answer}
+	p := &Program{checked: checked, env: env, adapter: env.CELTypeAdapter(), envAttrs: e.attrs, answer: answer}
 	w := &walker{reads: map[string]bool{}, compartments: map[string]bool{}, allOver: map[string]bool{}, info: checked.NativeRep().SourceInfo()}
 	w.visit(checked.NativeRep().Expr(), nil)
 	p.reads, p.compartments, p.allOver = sortedKeys(w.reads), sortedKeys(w.compartments), sortedKeys(w.allOver)
@@ -85,7 +90,7 @@ func (e *Env) Compile(t Target, expression string) (*Program, error) {
 		return nil, fmt.Errorf("its worst-case cost %d is above the limit %d: lower the declared sizes it reads (%s)", cost.Max, MaxCost, strings.Join(p.reads, ", "))
 	}
 	p.cost = cost.Max
-	p.prg, err = env.Program(checked, cel.CostLimit(MaxCost))
+	p.prg, err = env.Program(checked)
 	if err != nil {
 		return nil, fmt.Errorf("cannot be planned: %s", oneLine(err.Error()))
 	}
@@ -279,3 +284,5 @@ func (w *walker) visit(e ast.Expr, locals map[string]string) {
 // isLocalOnly reports a path that names nothing outside the rule (a
 // comprehension variable over a computed list).
 func isLocalOnly(p string) bool { return p == "" }
+
+func protoNumber(c toolv1.Clearance) protoreflect.EnumNumber { return c.Number() }

@@ -141,3 +141,26 @@ func TestADeclarationWithoutATypeIsRefused(t *testing.T) {
 		t.Fatal("NewEnv accepted an attribute with no type")
 	}
 }
+
+func TestARuleThatHoldsForEveryCallerIsFound(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	internal := toolv1.Clearance_CLEARANCE_INTERNAL
+	for _, c := range []struct {
+		expr      string
+		minimum   toolv1.Clearance
+		tautology bool
+	}{
+		{`request.account_id in principal.attrs.accounts || true`, internal, true},
+		{`principal.clearance >= CLEARANCE_INTERNAL || request.amount < 5`, internal, true},
+		{`principal.clearance >= CLEARANCE_CONFIDENTIAL || request.amount < 5`, internal, false},
+		{`'any-customer' in principal.compartments || request.account_id in principal.attrs.accounts`, internal, false},
+		{`request.amount <= 100000`, internal, false},
+		{`principal.delegated || !principal.delegated`, internal, false}, // beyond partial evaluation: not reported
+	} {
+		p := compile(t, env, require(t), c.expr)
+		if got := p.HoldsForEveryCaller(c.minimum); got != c.tautology {
+			t.Errorf("%s: HoldsForEveryCaller = %v, want %v", c.expr, got, c.tautology)
+		}
+	}
+}

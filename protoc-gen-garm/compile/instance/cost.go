@@ -110,7 +110,7 @@ func (s *estimator) fieldSize(md protoreflect.MessageDescriptor, name string, pa
 	if fd == nil {
 		return 0, false
 	}
-	rules := fieldRules(fd)
+	rules := s.env.fieldRules(fd)
 	switch {
 	case fd.IsList() && !element:
 		return s.bounded(name, rules.GetRepeated().GetMaxItems(), "(buf.validate.field).repeated.max_items")
@@ -168,8 +168,18 @@ var validation = func() *protoregistry.Types {
 }()
 
 // fieldRules is fd's (buf.validate.field), or nil when it has none or they
-// cannot be read (then no bound is known, and the rule is refused).
-func fieldRules(fd protoreflect.FieldDescriptor) *validate.FieldRules {
+// cannot be read (then no bound is known, and the rule is refused). Read once
+// per field and Env.
+func (e *Env) fieldRules(fd protoreflect.FieldDescriptor) *validate.FieldRules {
+	if r, ok := e.rules.Load(fd); ok {
+		return r.(*validate.FieldRules)
+	}
+	r := readFieldRules(fd)
+	e.rules.Store(fd, r)
+	return r
+}
+
+func readFieldRules(fd protoreflect.FieldDescriptor) *validate.FieldRules {
 	opts := fd.Options()
 	if opts == nil {
 		return nil

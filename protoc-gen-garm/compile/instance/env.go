@@ -71,6 +71,8 @@ type Env struct {
 	attrs map[string]*toolv1.Attribute
 	decl  Declarations
 
+	rules sync.Map // protoreflect.FieldDescriptor → *validate.FieldRules
+
 	mu      sync.Mutex
 	targets map[targetKey]*cel.Env
 }

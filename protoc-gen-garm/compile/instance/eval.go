@@ -2,6 +2,7 @@ package instance
 
 import (
 	"strings"
+	"sync"
 
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
@@ -65,19 +66,37 @@ func classify(err error) ErrorClass {
 }
 
 // activation resolves the rule's variables from a view and the call's
-// messages, with no map built per call.
+// messages, with no map built per call; the messages are boxed as CEL values
+// only when the rule reads them. Activations are pooled.
 type activation struct {
+	adapter         types.Adapter
 	view            *View
-	request, answer ref.Val
+	request, answer proto.Message
+	boxedRequest    ref.Val
+	boxedAnswer     ref.Val
 	answerName      string
 }
+
+var activations = sync.Pool{New: func() any { return new(activation) }}
 
 func (a *activation) ResolveName(name string) (any, bool) {
 	switch name {
 	case "request":
-		return a.request, a.request != nil
+		if a.request == nil {
+			return nil, false
+		}
+		if a.boxedRequest == nil {
+			a.boxedRequest = a.adapter.NativeToValue(a.request)
+		}
+		return a.boxedRequest, true
 	case a.answerName:
-		return a.answer, a.answer != nil
+		if a.answer == nil {
+			return nil, false
+		}
+		if a.boxedAnswer == nil {
+			a.boxedAnswer = a.adapter.NativeToValue(a.answer)
+		}
+		return a.boxedAnswer, true
 	}
 	v, ok := a.view.vars[name]
 	return v, ok
@@ -91,15 +110,14 @@ func (a *activation) Parent() interpreter.Activation { return nil }
 // request and answer must be messages of the descriptors p was compiled
 // against.
 func (p *Program) Eval(view *View, request, answer proto.Message) (holds bool, class ErrorClass) {
-	act := activation{view: view, answerName: p.answer}
-	adapter := p.env.CELTypeAdapter()
-	if request != nil {
-		act.request = adapter.NativeToValue(request)
+	act := activations.Get().(*activation)
+	*act = activation{adapter: p.adapter, view: view, request: request, answerName: p.answer}
+	if p.answer != "" {
+		act.answer = answer
 	}
-	if answer != nil && p.answer != "" {
-		act.answer = adapter.NativeToValue(answer)
-	}
-	out, _, err := p.prg.Eval(&act)
+	out, _, err := p.prg.Eval(act)
+	*act = activation{}
+	activations.Put(act)
 	if err != nil {
 		return false, classify(err)
 	}
