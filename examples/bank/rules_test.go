@@ -26,6 +26,11 @@ import (
 // visibility_test.go they check the data, not garmd: the dev stack's tour
 // checks that garmd enforces them end to end.
 
+// toolFiles are the bank's generated files that declare tools.
+var toolFiles = []protoreflect.FileDescriptor{
+	accountsv1.File_accounts_v1_accounts_proto, cardsv1.File_cards_v1_cards_proto, paymentsv1.File_payments_v1_payments_proto,
+}
+
 // rules is every instance rule of the bank's generated contract, compiled
 // against the generated messages, by tool FQN and rule id.
 type rules map[string]map[string]*instance.Program
@@ -41,9 +46,7 @@ func compileRules(t *testing.T) (*instance.Env, rules) {
 		t.Fatal(err)
 	}
 	out := rules{}
-	for _, file := range []protoreflect.FileDescriptor{
-		accountsv1.File_accounts_v1_accounts_proto, cardsv1.File_cards_v1_cards_proto, paymentsv1.File_payments_v1_payments_proto,
-	} {
+	for _, file := range toolFiles {
 		svc := file.Services().Get(0)
 		for i := range svc.Methods().Len() {
 			m := svc.Methods().Get(i)
@@ -71,6 +74,21 @@ func compileRules(t *testing.T) (*instance.Env, rules) {
 		}
 	}
 	return env, out
+}
+
+// minimum is the tool's min_clearance, from the generated contract.
+func minimum(t *testing.T, fqn string) toolv1.Clearance {
+	t.Helper()
+	for _, file := range toolFiles {
+		methods := file.Services().Get(0).Methods()
+		for i := range methods.Len() {
+			if string(file.Package())+"."+toolName(methods.Get(i)) == fqn {
+				return proto.GetExtension(methods.Get(i).Options(), toolv1.E_Tool).(*toolv1.ToolPolicy).GetMinClearance()
+			}
+		}
+	}
+	t.Fatalf("no tool %s", fqn)
+	return 0
 }
 
 // toolName is a method's tool name: get_balance for GetBalance.
@@ -133,8 +151,11 @@ func TestTheBanksRulesCompileWithTheSharedEnvironment(t *testing.T) {
 	}
 	for fqn, ids := range want {
 		var have []string
-		for id := range got[fqn] {
+		for id, p := range got[fqn] {
 			have = append(have, id)
+			if p.HoldsForEveryCaller(minimum(t, fqn)) {
+				t.Errorf("%s: rule %s holds for every caller who can see the tool", fqn, id)
+			}
 		}
 		slices.Sort(have)
 		if !slices.Equal(have, ids) {
