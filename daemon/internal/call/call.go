@@ -129,6 +129,24 @@ type Principal struct {
 	ExecutionSubject string
 	// Expiry is the token's exp.
 	Expiry time.Time
+
+	// Attrs are the declared principal attributes the chain holds, folded
+	// (SPEC 7.5, docs/decisions/0094): an attribute is here only when it
+	// has a value — absent is not empty. nil when none.
+	Attrs map[string]Attr
+}
+
+// Attr is one principal attribute's folded value, of the type its
+// generation declares.
+type Attr struct {
+	Type toolv1.Attribute_Type
+	// Exactly one of these is the value, as Type says.
+	String string
+	Int    int64
+	Bool   bool
+	// List is a TYPE_STRING_LIST value, sorted and distinct; an empty
+	// list is a value (it holds nothing), not an absence.
+	List []string
 }
 
 // Shape is the principal's cache key for field decisions.

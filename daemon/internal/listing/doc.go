@@ -10,7 +10,9 @@
 // caller sees is not decided here: a row is listed only when
 // visibility.Check — the same function chain step 2 calls — says Visible,
 // so the listing can never show a tool the chain would answer 404 for, nor
-// hide one it would serve.
+// hide one it would serve. Each row also names the tool's instance rules
+// (Rules) by id and description, sorted, so a caller knows the limits
+// before it calls; never their expressions.
 //
 // Why: the listing is how an agent learns what it may do, so it must say
 // exactly what the chain will accept, no more — a schema that named a field

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/garm-dev/garm/daemon/internal/cache"
@@ -131,6 +133,8 @@ type rowHead struct {
 	// a party to the call.
 	DistinctApprover bool     `json:"distinct_approver"`
 	Guidance         guidance `json:"guidance"`
+	// Rules are the tool's instance rules, never their expressions.
+	Rules []Rule `json:"rules"`
 }
 
 type guidance struct {
@@ -157,6 +161,7 @@ func newRow(t *call.Tool) (*row, error) {
 			WhenNotToUse: p.GetGuidance().GetWhenNotToUse(),
 			OnError:      p.GetGuidance().GetOnError(),
 		},
+		Rules: Rules(t),
 	}
 	for _, a := range p.GetAudience() {
 		head.Audience = append(head.Audience, a.String())
@@ -196,6 +201,34 @@ func audienceBit(a toolv1.Audience) (uint8, bool) {
 		return 1 << a, true
 	}
 	return 0, false
+}
+
+// Rule is an instance rule as a caller is shown it: what it allows, never
+// how it is written (docs/decisions/0095).
+type Rule struct {
+	ID          string `json:"id"`
+	Description string `json:"description"`
+}
+
+// Rules are t's instance rules — require, reveal and filter alike —
+// sorted by id; empty, never nil, when it has none. The expressions are
+// never among them: they can name attributes and fields a caller has no
+// business learning the shape of, and a model needs the limit, not its
+// implementation.
+func Rules(t *call.Tool) []Rule {
+	inst := t.Policy.GetInstance()
+	out := make([]Rule, 0, len(inst.GetRequire())+len(inst.GetReveal())+len(inst.GetFilter()))
+	for _, r := range inst.GetRequire() {
+		out = append(out, Rule{ID: r.GetId(), Description: r.GetDescription()})
+	}
+	for _, r := range inst.GetReveal() {
+		out = append(out, Rule{ID: r.GetId(), Description: r.GetDescription()})
+	}
+	for _, f := range inst.GetFilter() {
+		out = append(out, Rule{ID: f.GetId(), Description: f.GetDescription()})
+	}
+	slices.SortFunc(out, func(a, b Rule) int { return strings.Compare(a.ID, b.ID) })
+	return out
 }
 
 func nonNil(s []string) []string {

@@ -265,10 +265,14 @@ func (a *Authenticator) verify(ctx context.Context, token string, tax Taxonomy) 
 		return nil, refuse("issuer %q: the token was issued in the future (%s)", clip(iss), c.issuedAt.Format(time.RFC3339))
 	}
 
-	p, dropped := fold(c, tax)
+	p, dropped, undeclared := fold(c, tax)
 	if len(dropped) > 0 {
 		a.log.Warn("authn: dropping compartments the serving catalogue does not declare",
 			"issuer", iss, "subject", clip(p.Subject), "dropped", dropped)
+	}
+	if len(undeclared) > 0 {
+		a.log.Warn("authn: ignoring attributes the serving catalogue does not declare",
+			"issuer", iss, "subject", clip(p.Subject), "ignored", undeclared)
 	}
 	for i := range c.levels {
 		if k := c.levels[i].unknownKind; k != "" {

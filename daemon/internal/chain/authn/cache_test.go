@@ -10,6 +10,7 @@ import (
 
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/keyset/keysettest"
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 )
 
 func TestACachedTokenIsServedWithoutVerifyingItAgain(t *testing.T) {
@@ -97,6 +98,10 @@ type valueTaxonomy struct{ tax *taxonomy }
 
 func (v valueTaxonomy) CompartmentSet(names []string) (call.Compartments, []string, []string) {
 	return v.tax.CompartmentSet(names)
+}
+
+func (v valueTaxonomy) DeclaredAttribute(name string) *toolv1.Attribute {
+	return v.tax.DeclaredAttribute(name)
 }
 
 func TestATaxonomyThatIsNotAPointerIsServedWithoutTheCache(t *testing.T) {

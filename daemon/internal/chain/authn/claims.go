@@ -45,6 +45,9 @@ type level struct {
 	// scoped is true when the level names tool sets; toolSets are they.
 	scoped   bool
 	toolSets []string
+	// attrs are the members of garm.attrs, unread until the fold judges
+	// them against the generation's declarations; nil without the claim.
+	attrs object
 }
 
 // object is a JSON object's members, exactly as spelled.
@@ -168,6 +171,11 @@ func parseLevel(o object, depth int) (level, error) {
 	}
 	if l.toolSets, l.scoped, err = stringList(g, "garm.", "tool_sets"); err != nil {
 		return l, atLevel(depth, err)
+	}
+	if raw, ok := g["attrs"]; ok {
+		if l.attrs, err = jwtclaims.AsObject(raw); err != nil {
+			return l, atLevel(depth, errors.New("claim garm.attrs is not an object"))
+		}
 	}
 	kind, err := optionalString(g, "garm.", "kind")
 	if err != nil {

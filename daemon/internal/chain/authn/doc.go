@@ -22,6 +22,16 @@
 // is dropped and logged, not refused: an identity provider's typo costs the
 // caller that compartment, not every call.
 //
+// Principal attributes (garm.attrs, docs/decisions/0094) are read the same
+// way but judged per attribute: garm.attrs that is not an object refuses the
+// token, while a declared attribute whose value has the wrong JSON type, is
+// an empty or over-long string, or a list over max_items is absent — only
+// that attribute, so a rule reading it fails and refuses. An undeclared
+// name is ignored and logged (its name, never its value). The fold only
+// narrows: the subject is the only source; an actor's list intersects it;
+// an actor's scalar that disagrees, or any value of an actor's the reader
+// refuses, makes it absent; an actor never adds one its subject lacks.
+//
 // Why it is strict: the token is the only thing a caller brings that says
 // who it is and what it may do, and the fold is what makes delegation safe —
 // every level can only narrow what the chain may do, so an agent acting for

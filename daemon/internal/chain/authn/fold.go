@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/garm-dev/garm/daemon/internal/call"
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 )
 
 // Taxonomy numbers compartment names as one catalogue generation declares
@@ -16,6 +17,9 @@ import (
 // Taxonomy whose dynamic type is not a pointer is served without the cache.
 type Taxonomy interface {
 	CompartmentSet(names []string) (set call.Compartments, kept, dropped []string)
+	// DeclaredAttribute is the declaration of the principal attribute
+	// name, or nil when the generation declares none by that name.
+	DeclaredAttribute(name string) *toolv1.Attribute
 }
 
 // fold is the chain's authority as one principal (SPEC 7.5), and the
@@ -23,7 +27,7 @@ type Taxonomy interface {
 // Authority is the intersection over the levels: the lowest clearance, the
 // compartments and verbs every level holds, and the tool sets every level
 // that names a scope names. Adding a level can only narrow it.
-func fold(c *claims, tax Taxonomy) (p *call.Principal, dropped []string) {
+func fold(c *claims, tax Taxonomy) (p *call.Principal, dropped, undeclared []string) {
 	subject := &c.levels[0]
 	p = &call.Principal{
 		Subject:          subject.subject,
@@ -72,7 +76,8 @@ func fold(c *claims, tax Taxonomy) (p *call.Principal, dropped []string) {
 			slices.Sort(p.CompartmentNames)
 		}
 	}
-	return p, dropped
+	p.Attrs, undeclared = foldAttrs(c.levels, tax)
+	return p, dropped, undeclared
 }
 
 // setOf is names as a set; never nil, so an empty scope stays a scope.

@@ -90,7 +90,7 @@ func TestTheFoldIntersectsAuthorityOverTheChain(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p, dropped := fold(&claims{levels: c.levels}, tax)
+			p, dropped, _ := fold(&claims{levels: c.levels}, tax)
 			if p.Clearance != c.clearance {
 				t.Errorf("clearance %v, want %v", p.Clearance, c.clearance)
 			}
@@ -142,8 +142,8 @@ func TestAddingALevelOnlyNarrows(t *testing.T) {
 		for i := range levels {
 			levels[i] = randomLevel()
 		}
-		before, _ := fold(&claims{levels: slices.Clone(levels)}, tax)
-		after, _ := fold(&claims{levels: append(slices.Clone(levels), randomLevel())}, tax)
+		before, _, _ := fold(&claims{levels: slices.Clone(levels)}, tax)
+		after, _, _ := fold(&claims{levels: append(slices.Clone(levels), randomLevel())}, tax)
 		switch {
 		case after.Clearance > before.Clearance:
 			t.Fatalf("clearance rose from %v to %v", before.Clearance, after.Clearance)

@@ -13,6 +13,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/deny"
 	"github.com/garm-dev/garm/daemon/internal/keyset/keysettest"
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 )
 
 const (
@@ -27,8 +28,13 @@ const (
 var epoch = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // taxonomy is a catalogue generation's compartments, numbered in sorted
-// order, as the real generation numbers them.
-type taxonomy struct{ declared []string }
+// order, as the real generation numbers them, and its attributes.
+type taxonomy struct {
+	declared []string
+	attrs    map[string]*toolv1.Attribute
+}
+
+func (tx *taxonomy) DeclaredAttribute(name string) *toolv1.Attribute { return tx.attrs[name] }
 
 func newTaxonomy(names ...string) *taxonomy {
 	s := slices.Clone(names)

@@ -6,5 +6,6 @@
 // Recording is the port's job (daemon/internal/ledger); this package decides
 // what a row says. Values never reach a row: a refusal's detail names paths
 // and gates, and the principal's columns are the folded authority, never the
-// token.
+// token. The instance rules' columns name rules by id and failures by a
+// class from a closed list, never a value nor the rule evaluator's text.
 package ledger

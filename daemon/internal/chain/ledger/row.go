@@ -132,3 +132,18 @@ func Finish(e *ledgerv1.Event, err error, latency time.Duration) {
 	e.ErrorKind, e.ErrorDetail = kind, bounded(detail, maxDetail)
 	e.LatencyMs = float64(latency.Nanoseconds()) / 1e6
 }
+
+// Instance fills the columns of what the instance rules decided (steps 4
+// and 7): the id of the rule that refused or withheld, how many rows the
+// filters removed and which filters removed any, what audit-only rules
+// would have done ("<phase>:<id>"), and the class of a failed evaluation.
+// Every value is static catalogue text or a closed-list class; none is
+// ever a request's, an answer's or a token's value, nor the evaluator's
+// text.
+func Instance(e *ledgerv1.Event, rule string, rowsFiltered uint32, filtersApplied, auditOnly []string, errorClass string) {
+	e.InstanceRule = rule
+	e.RowsFiltered = rowsFiltered
+	e.FiltersApplied = filtersApplied
+	e.AuditOnlyVerdicts = auditOnly
+	e.RuleErrorClass = errorClass
+}

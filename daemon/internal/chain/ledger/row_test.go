@@ -94,3 +94,15 @@ func TestARowRecordsTheClientsNameBoundedPrintableAndValid(t *testing.T) {
 		t.Fatalf("a long name is recorded as %d bytes: %q", len(e.ClientName), e.ClientName)
 	}
 }
+
+func TestARowRecordsWhatTheInstanceRulesDecided(t *testing.T) {
+	e := rowstep.Open("id", time.Unix(0, 0), "/bank.v1.Bank/GetBalance", "v")
+	rowstep.Instance(e, "own_customer", 3, []string{"own_accounts"}, []string{"require:cap"}, "absent_attribute")
+	if e.GetInstanceRule() != "own_customer" || e.GetRowsFiltered() != 3 || e.GetRuleErrorClass() != "absent_attribute" ||
+		strings.Join(e.GetFiltersApplied(), ",") != "own_accounts" || strings.Join(e.GetAuditOnlyVerdicts(), ",") != "require:cap" {
+		t.Fatalf("row %v", e)
+	}
+	if _, err := proto.Marshal(e); err != nil {
+		t.Fatal(err)
+	}
+}

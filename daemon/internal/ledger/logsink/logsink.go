@@ -103,7 +103,7 @@ func logRow(ctx context.Context, logger *slog.Logger, e *ledgerv1.Event, extra .
 }
 
 // columnCount is the number of columns of a ledger row.
-const columnCount = 30
+const columnCount = 35
 
 // columns are e's columns in field-number order. A map and a list are always
 // given as values, never nil, and tags is a map rather than a group because
@@ -140,6 +140,11 @@ func columns(e *ledgerv1.Event) [columnCount]slog.Attr {
 		slog.String("method", e.GetMethod()),
 		slog.String("surface", e.GetSurface()),
 		slog.String("client_name", e.GetClientName()),
+		slog.String("instance_rule", e.GetInstanceRule()),
+		slog.Uint64("rows_filtered", uint64(e.GetRowsFiltered())),
+		slog.Any("filters_applied", orEmpty(e.GetFiltersApplied())),
+		slog.Any("audit_only_verdicts", orEmpty(e.GetAuditOnlyVerdicts())),
+		slog.String("rule_error_class", e.GetRuleErrorClass()),
 	}
 }
 
@@ -163,6 +168,15 @@ func tags(e *ledgerv1.Event) map[string]string {
 		return t
 	}
 	return noTags
+}
+
+// orEmpty is list, or an empty list for nil: an empty column stays on the
+// line.
+func orEmpty(list []string) []string {
+	if list == nil {
+		return noCompartments
+	}
+	return list
 }
 
 func compartments(e *ledgerv1.Event) []string {

@@ -85,6 +85,11 @@ func fullRow() *ledgerv1.Event {
 		Method:                "/payments.v1.Payments/Pay",
 		Surface:               "mcp",
 		ClientName:            "claude-code",
+		InstanceRule:          "own_customer",
+		RowsFiltered:          2,
+		FiltersApplied:        []string{"own_accounts"},
+		AuditOnlyVerdicts:     []string{"require:cap"},
+		RuleErrorClass:        "absent_attribute",
 	}
 }
 
@@ -99,10 +104,14 @@ func wantColumns(e *ledgerv1.Event) map[string]any {
 	for k, v := range e.GetTags() {
 		tags[k] = v
 	}
-	compartments := []any{}
-	for _, c := range e.GetCompartmentsEffective() {
-		compartments = append(compartments, c)
+	anyList := func(list []string) []any {
+		out := []any{}
+		for _, s := range list {
+			out = append(out, s)
+		}
+		return out
 	}
+	compartments := anyList(e.GetCompartmentsEffective())
 	return map[string]any{
 		"event_id": e.GetEventId(), "time": ts, "tenant": e.GetTenant(), "app": e.GetApp(),
 		"feature": e.GetFeature(), "run_id": e.GetRunId(), "correlation_id": e.GetCorrelationId(),
@@ -116,6 +125,9 @@ func wantColumns(e *ledgerv1.Event) map[string]any {
 		"error_detail": e.GetErrorDetail(), "execution_subject": e.GetExecutionSubject(),
 		"catalogue_digest": e.GetCatalogueDigest(), "daemon_version": e.GetDaemonVersion(),
 		"method": e.GetMethod(), "surface": e.GetSurface(), "client_name": e.GetClientName(),
+		"instance_rule": e.GetInstanceRule(), "rows_filtered": float64(e.GetRowsFiltered()),
+		"filters_applied": anyList(e.GetFiltersApplied()), "audit_only_verdicts": anyList(e.GetAuditOnlyVerdicts()),
+		"rule_error_class": e.GetRuleErrorClass(),
 	}
 }
 
