@@ -1,11 +1,13 @@
-// Command devstack runs the whole garm plane in one process, on loopback
-// only (SPEC 8): an embedded NATS server with JetStream and everything garmd
-// writes to (the GARM_LEDGER, GARM_AUDIT and GARM_NOTIFY streams and the
-// GARM_GRANTS_SPENT bucket), the dev identity provider with the example
-// bank's personas, the bank's catalogue (with the calculator's tools added)
-// built from source at start, the bank and calculator tool services, and
-// garmd with approval grants, the ledger stream, the audit sink and notify
-// on. Once everything answers, it prints a quick-start of copy-pasteable
+// Command devstack is the bank tour: the whole garm plane in one process,
+// on loopback only (SPEC 8), as devkit/devplane runs it — an embedded NATS
+// server with JetStream and everything garmd writes to (the GARM_LEDGER,
+// GARM_AUDIT and GARM_NOTIFY streams and the GARM_GRANTS_SPENT and
+// GARM_APPROVALS buckets), the dev identity provider, the approvals
+// service's inbox, and garmd with approval requests and grants, the ledger
+// stream, the audit sink, notify and MCP on — serving the example bank: its
+// catalogue (with the calculator's tools added) built from source at start,
+// its personas, and the bank and calculator tool services in this process.
+// Once everything answers, it prints a quick-start of copy-pasteable
 // commands: a token per persona, a listing, one customer seen by two
 // personas, and a payment that asks for, spends and cannot reuse an
 // approval.
@@ -16,14 +18,15 @@
 //	make cluster                  # go run ./examples/devstack --cluster
 //
 // The bus is secured as a deployment's should be (decision 0040): the
-// embedded server admits only nkey users, garmd, one per tool package, an
-// agent with no rights and the stack itself as the operator that creates
-// the streams, each with the permissions garm-catalogue nats-permissions
-// derives from the catalogue; every part connects as its own user, from a
+// embedded server admits only nkey users, garmd, one per tool package, the
+// approvals service, an agent with no rights and the stack itself as the
+// operator that creates the streams, each with the permissions
+// garm-catalogue nats-permissions derives from the catalogue; every part connects as its own user, from a
 // seed file in the temporary directory.
 //
-// Each listener is a flag (--nats-listen, --idp-listen, --listen,
-// --admin-listen) and refuses any address that is not loopback. JetStream
+// Each listener is a flag (--nats-listen, --idp-listen, --approvals-listen,
+// --listen, --admin-listen, --dev-listen) and refuses any address that is
+// not loopback. JetStream
 // keeps its store in a temporary directory unless --data names one, and the
 // streams are created or brought to the expected configuration, so a reused
 // directory starts as a fresh one does. --ledger prints each ledger row as it
@@ -41,9 +44,11 @@
 // commands, and the dev endpoint's commands that start a killed node or
 // replica again (decision 0046).
 //
-// What it owns: wiring the parts together for a developer's machine. What it
-// refuses: to bind anything beyond loopback. What is deliberately not here:
-// any configuration a deployment needs. The hash-redaction key is random per
+// What it owns: the tour — the bank's catalogue, personas, services and
+// quick-start, and the command line; wiring the parts together is
+// devkit/devplane's, which `garm dev` runs on an author's own catalogue.
+// What it refuses: to bind anything beyond loopback. What is deliberately
+// not here: any configuration a deployment needs. The hash-redaction key is random per
 // run and lives in a file only the owner reads, in the temporary directory;
 // the identity provider's signing key lives only in memory, and its issuer
 // does not resolve, so nothing the stack signs is trusted anywhere else.

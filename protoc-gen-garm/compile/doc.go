@@ -3,7 +3,11 @@
 // their names, FQNs, routes, subjects and queue groups), each package's
 // descriptor hash, the lint gate's diagnostics, and the plans — per field,
 // the resolved policy, the redaction garmd applies and the JSON Schema
-// fragment it shows — so that garmd compiles nothing at boot.
+// fragment it shows — so that garmd derives no policy, redaction or schema
+// when it loads a catalogue. garmd still builds the artifact's descriptors,
+// checks every plan against them without recomputing it, and compiles the
+// protovalidate rules at mount (docs/decisions/0070, 0076); none of that is
+// this package's.
 //
 // It is the one implementation shared by protoc-gen-garm (descriptors from a
 // CodeGeneratorRequest, linted in ModuleScope) and garm-catalogue

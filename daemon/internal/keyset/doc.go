@@ -1,6 +1,6 @@
 // Package keyset owns the public keys of one signer, as published at a JWKS
 // URL, and the verification of a compact JWS against them. Chain step 1
-// verifies bearer tokens with it and step 5 will verify approval grants with
+// verifies bearer tokens with it and step 5 verifies approval grants with
 // it; it knows nothing of either's claims: it returns the verified payload
 // and leaves its meaning to the caller.
 //

@@ -1,6 +1,6 @@
 // Package keysettest is a real JWKS endpoint and real signing keys for
-// tests of keyset and of its callers (chain step 1 today, approval grants
-// tomorrow). Keys are generated when a test asks for them; none is ever
+// tests of keyset and of its callers (chain step 1's tokens and step 5's
+// approval grants). Keys are generated when a test asks for them; none is ever
 // committed.
 //
 // Signatures are made here with the standard library's crypto, not with the
