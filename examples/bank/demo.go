@@ -34,10 +34,10 @@ const (
 	// ConciergeAgent is trusted with: get_balance shows it that one alone.
 	DemoConciergeAccount = DemoOtherAccount
 	// DemoOverCapAmountMinorUnits is a payment an agent may not make in one
-	// call: above initiate_payment's agent_cap rule, 7,500.00 GBP, so an
+	// call: above initiate_payment's agent_cap rule, 15,000.00 GBP, so an
 	// agent asking for it is refused before any approval is asked. The
 	// demo payment, DemoAmountMinorUnits, is within the cap.
-	DemoOverCapAmountMinorUnits = 750000
+	DemoOverCapAmountMinorUnits = 1500000
 
 	// DemoBeneficiaryName is who the demo payment pays.
 	DemoBeneficiaryName = "Northwind Supplies Ltd"
