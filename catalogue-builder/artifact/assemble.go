@@ -48,6 +48,7 @@ func Assemble(files []protoreflect.FileDescriptor, model *compile.Model, prov Pr
 		Files:                   descriptorSet(files),
 		Compartments:            declarations(model.Compartments),
 		ToolSets:                declarations(model.ToolSets),
+		Attributes:              model.DeclaredAttributes(),
 		Provenance: &cataloguev1.Provenance{
 			Producer: prov.Producer,
 			Compiler: prov.Compiler,
@@ -67,6 +68,9 @@ func Assemble(files []protoreflect.FileDescriptor, model *compile.Model, prov Pr
 		}
 		plan, err := compile.PlanPackage(pkg)
 		if err != nil {
+			return nil, err
+		}
+		if plan.Rules, err = compile.PlanRules(model, pkg); err != nil {
 			return nil, err
 		}
 		if err := addFieldDocs(c.FieldDocs, pkg, plan); err != nil {

@@ -19,7 +19,7 @@ var vocabulary = func() *protoregistry.Types {
 	types := new(protoregistry.Types)
 	for _, xt := range []protoreflect.ExtensionType{
 		toolv1.E_FieldPolicy, toolv1.E_Tool, toolv1.E_DefaultFieldPolicy,
-		toolv1.E_Compartments, toolv1.E_ToolSets,
+		toolv1.E_Compartments, toolv1.E_ToolSets, toolv1.E_Attributes,
 	} {
 		if err := types.RegisterExtension(xt); err != nil {
 			panic(err)
@@ -58,6 +58,17 @@ func DeclarationsOf(f protoreflect.FileDescriptor) (compartments, toolSets *tool
 		toolSets = s.(*toolv1.DeclSet)
 	}
 	return compartments, toolSets, nil
+}
+
+// AttributesOf reads a file's (garm.tool.v1.attributes) declarations; nil
+// when not set.
+func AttributesOf(f protoreflect.FileDescriptor) (*toolv1.AttributeSet, error) {
+	var opts descriptorpb.FileOptions
+	a, err := readExtension(f.Options(), &opts, toolv1.E_Attributes, f.Path())
+	if err != nil || a == nil {
+		return nil, err
+	}
+	return a.(*toolv1.AttributeSet), nil
 }
 
 // readExtension re-reads options against the garm vocabulary and returns the

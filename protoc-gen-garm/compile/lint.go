@@ -114,6 +114,7 @@ func Lint(m *Model, scope Scope) Diagnostics {
 	l.tools()
 	l.fields()
 	l.taxonomy()
+	l.attributes()
 	ds := l.found
 	slices.SortStableFunc(ds, func(a, b Diagnostic) int {
 		return cmp.Or(

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"github.com/garm-dev/garm/protoc-gen-garm/compile/instance"
 	"github.com/garm-dev/garm/runtime/wire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -23,6 +24,20 @@ type Model struct {
 	// name may appear more than once; lint decides whether that conflicts.
 	Compartments []Declared
 	ToolSets     []Declared
+	// Attributes are the principal attributes declared, gathered like
+	// Compartments.
+	Attributes []DeclaredAttribute
+
+	instanceOnce sync.Once
+	instanceEnv  *instance.Env
+	instanceErr  error
+}
+
+// DeclaredAttribute is one attribute declaration and where it was made.
+type DeclaredAttribute struct {
+	Attribute *toolv1.Attribute
+	// File is the path of the declaring file.
+	File string
 }
 
 // Declared is one compartment or tool-set declaration and where it was made.
@@ -209,6 +224,13 @@ func (m *Model) readTaxonomy(files []protoreflect.FileDescriptor) error {
 		}
 		for _, d := range sets.GetDeclared() {
 			m.ToolSets = append(m.ToolSets, Declared{d.GetName(), d.GetDescription(), path})
+		}
+		attrs, err := AttributesOf(all[path])
+		if err != nil {
+			return err
+		}
+		for _, a := range attrs.GetDeclared() {
+			m.Attributes = append(m.Attributes, DeclaredAttribute{a, path})
 		}
 	}
 	return nil

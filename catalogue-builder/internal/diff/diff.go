@@ -59,6 +59,7 @@ func Compare(old, new *artifact.Artifact) []Change {
 	r := &report{}
 	r.taxonomy("compartment", old.Catalogue.GetCompartments(), new.Catalogue.GetCompartments())
 	r.taxonomy("tool set", old.Catalogue.GetToolSets(), new.Catalogue.GetToolSets())
+	r.attributes(old.Catalogue.GetAttributes(), new.Catalogue.GetAttributes())
 	before, after := toolsByFQN(old), toolsByFQN(new)
 	for fqn, t := range after {
 		if before[fqn] == nil {

@@ -11,7 +11,13 @@
 // or audit level and a field made more readable widen; the reverse of each
 // narrows; a verb change and a changed redaction are unclear. The full
 // table, and the decisions made where the spec is silent, are in
-// docs/decisions/0017-catalogue-diff.md.
+// docs/decisions/0017-catalogue-diff.md. Instance rules (issue 31) are
+// matched by phase and id: an enforced rule added, or an audit-only one
+// enforced, narrows; the reverse widens; an audit-only rule added or removed
+// decides nothing and is unclear, as is a changed expression or filtered
+// field. Declared principal attributes added, removed or changed are
+// unclear: a rule reading one is checked against the new declarations at
+// build.
 //
 // It refuses to guess. A change widens when it lets some caller reach,
 // read or write more, or weakens a safeguard on what callers already can

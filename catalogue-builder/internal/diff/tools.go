@@ -39,6 +39,7 @@ func (r *report) tool(old, new *compile.Tool) {
 	}
 	r.approval(fqn, was.GetApproval(), is.GetApproval())
 	r.audit(fqn, was.GetAudit(), is.GetAudit())
+	r.instance(fqn, was.GetInstance(), is.GetInstance())
 	if a, b := audiences(was.GetAudience()), audiences(is.GetAudience()); !slices.Equal(a, b) {
 		// Audience is a listing rule, not a gate (SPEC 3.1).
 		r.about(Unclear, fqn, "audience changed to %s, was %s", strings.Join(b, ", "), strings.Join(a, ", "))

@@ -1,9 +1,11 @@
 // Package inspect owns the human and machine reading of one catalogue
 // artifact, what `garm-catalogue inspect` prints (SPEC 6): its digest, the
-// annotation schema version, its size, its provenance, its taxonomy, and per
-// tool-bearing package its descriptor hash and, per tool, the policy that
-// gates a call — FQN, route, verb, minimum clearance, compartments, tool
-// sets, approval (with the grant's terms under GRANT) and audit.
+// annotation schema version, its size, its provenance, its taxonomy
+// (compartments, tool sets and principal attributes), and per tool-bearing
+// package its descriptor hash and, per tool, the policy that gates a call —
+// FQN, route, verb, minimum clearance, compartments, tool sets, approval
+// (with the grant's terms under GRANT), audit, and its instance rules with
+// their expressions (the listing shows callers only ids and descriptions).
 //
 // Describe turns an artifact into a View; WriteText and WriteJSON render the
 // same View, so the two outputs never disagree. A View holds only what the

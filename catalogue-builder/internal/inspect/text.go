@@ -28,6 +28,7 @@ func WriteText(w io.Writer, v View) error {
 	p.block("", header)
 	p.taxonomy("compartments", v.Taxonomy.Compartments)
 	p.taxonomy("tool sets", v.Taxonomy.ToolSets)
+	p.attributes(v.Taxonomy.Attributes)
 	for _, pkg := range v.Packages {
 		p.line("")
 		p.line("package " + pkg.Name)
@@ -73,7 +74,7 @@ func toolRows(t Tool) [][2]string {
 			[2]string{"  fail closed", yesNo(t.Audit.FailClosed)},
 		)
 	}
-	return rows
+	return append(rows, ruleRows(t.Rules)...)
 }
 
 // printer writes lines and aligned blocks, keeping the first error.
@@ -112,6 +113,43 @@ func (p *printer) taxonomy(title string, decls []Decl) {
 		rows[i] = [2]string{d.Name, orNone(d.Description)}
 	}
 	p.block("  ", rows)
+}
+
+func (p *printer) attributes(attrs []Attribute) {
+	p.line("")
+	p.line("attributes")
+	if len(attrs) == 0 {
+		p.line("  none")
+		return
+	}
+	rows := make([][2]string, len(attrs))
+	for i, a := range attrs {
+		shape := a.Type
+		if a.MaxItems > 0 {
+			shape += fmt.Sprintf(", max_items %d", a.MaxItems)
+		}
+		if a.MaxLen > 0 {
+			shape += fmt.Sprintf(", max_len %d", a.MaxLen)
+		}
+		rows[i] = [2]string{a.Name, shape + "  " + orNone(a.Description)}
+	}
+	p.block("  ", rows)
+}
+
+// ruleRows is one row per instance rule: "<phase> <id>", then what it says.
+func ruleRows(rules []Rule) [][2]string {
+	rows := make([][2]string, 0, len(rules))
+	for _, r := range rules {
+		what := r.Expression
+		if r.Field != "" {
+			what = r.Field + ": " + what
+		}
+		if r.AuditOnly {
+			what += "  (audit only)"
+		}
+		rows = append(rows, [2]string{"rule " + r.Phase + " " + r.ID, what})
+	}
+	return rows
 }
 
 func list(names []string) string {

@@ -38,8 +38,30 @@ type Provenance struct {
 // Taxonomy is the catalogue's declared compartments and tool sets, sorted
 // by name as the artifact stores them.
 type Taxonomy struct {
-	Compartments []Decl `json:"compartments"`
-	ToolSets     []Decl `json:"tool_sets"`
+	Attributes   []Attribute `json:"attributes"`
+	Compartments []Decl      `json:"compartments"`
+	ToolSets     []Decl      `json:"tool_sets"`
+}
+
+// Attribute is one declared principal attribute.
+type Attribute struct {
+	Description string `json:"description"`
+	MaxItems    uint32 `json:"max_items,omitempty"`
+	MaxLen      uint32 `json:"max_len,omitempty"`
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+}
+
+// Rule is one instance rule of a tool: where it runs and what it says,
+// never its expression's evaluation.
+type Rule struct {
+	AuditOnly   bool   `json:"audit_only"`
+	Description string `json:"description"`
+	Expression  string `json:"expression"`
+	// Field is the answer field a filter keeps rows of.
+	Field string `json:"field,omitempty"`
+	ID    string `json:"id"`
+	Phase string `json:"phase"`
 }
 
 // Decl is one declared compartment or tool set.
@@ -65,10 +87,13 @@ type Tool struct {
 	Compartments []string `json:"compartments"`
 	FQN          string   `json:"fqn"`
 	// Method is the route, "/<package>.<Service>/<Method>".
-	Method       string   `json:"method"`
-	MinClearance string   `json:"min_clearance"`
-	Sets         []string `json:"sets"`
-	Verb         string   `json:"verb"`
+	Method       string `json:"method"`
+	MinClearance string `json:"min_clearance"`
+	// Rules are the instance rules in evaluation order: require, reveal,
+	// filter.
+	Rules []Rule   `json:"rules"`
+	Sets  []string `json:"sets"`
+	Verb  string   `json:"verb"`
 }
 
 // Approval is a tool's approval mode and, under GRANT, what a grant must
@@ -113,6 +138,7 @@ func Describe(a *artifact.Artifact) View {
 		},
 		SizeBytes: a.Size,
 		Taxonomy: Taxonomy{
+			Attributes:   attributes(c.GetAttributes()),
 			Compartments: declarations(c.GetCompartments()),
 			ToolSets:     declarations(c.GetToolSets()),
 		},
@@ -148,6 +174,7 @@ func describeTool(t *compile.Tool) Tool {
 		FQN:          t.FQN,
 		Method:       t.Method,
 		MinClearance: EnumName(p.GetMinClearance()),
+		Rules:        rules(p.GetInstance()),
 		Sets:         sorted(p.GetSets()),
 		Verb:         EnumName(p.GetVerb()),
 	}
@@ -161,6 +188,28 @@ func describeTool(t *compile.Tool) Tool {
 		}
 	}
 	return tool
+}
+
+func attributes(attrs []*toolv1.Attribute) []Attribute {
+	out := make([]Attribute, 0, len(attrs))
+	for _, a := range attrs {
+		out = append(out, Attribute{Description: a.GetDescription(), MaxItems: a.GetMaxItems(), MaxLen: a.GetMaxLen(), Name: a.GetName(), Type: EnumName(a.GetType())})
+	}
+	return out
+}
+
+func rules(p *toolv1.InstancePolicy) []Rule {
+	out := []Rule{}
+	for _, r := range p.GetRequire() {
+		out = append(out, Rule{AuditOnly: r.GetAuditOnly(), Description: r.GetDescription(), Expression: r.GetExpression(), ID: r.GetId(), Phase: "require"})
+	}
+	for _, r := range p.GetReveal() {
+		out = append(out, Rule{AuditOnly: r.GetAuditOnly(), Description: r.GetDescription(), Expression: r.GetExpression(), ID: r.GetId(), Phase: "reveal"})
+	}
+	for _, f := range p.GetFilter() {
+		out = append(out, Rule{AuditOnly: f.GetAuditOnly(), Description: f.GetDescription(), Expression: f.GetKeep(), Field: f.GetField(), ID: f.GetId(), Phase: "filter"})
+	}
+	return out
 }
 
 func declarations(decls []*toolv1.Decl) []Decl {

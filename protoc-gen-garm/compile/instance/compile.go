@@ -30,6 +30,7 @@ type Program struct {
 	reads        []string
 	compartments []string
 	allOver      []string
+	tested       []string
 	cost         uint64
 }
 
@@ -50,6 +51,10 @@ func (p *Program) Compartments() []string { return p.compartments }
 // and distinct: all() over an empty list holds.
 func (p *Program) AllOver() []string { return p.allOver }
 
+// Tested is the paths the rule tests with has() (has(request.item)), sorted
+// and distinct.
+func (p *Program) Tested() []string { return p.tested }
+
 // Compile parses and checks expression against t, bounds its cost and plans
 // it. Its errors are for the rule's author: they name the rule's own text and
 // declarations, never a value.
@@ -67,16 +72,16 @@ func (e *Env) Compile(t Target, expression string) (*Program, error) {
 	}
 	checked, iss := env.Check(parsed)
 	if iss.Err() != nil {
-		return nil, fmt.Errorf("does not type-check: %s", oneLine(iss.Err().Error()))
+		return nil, fmt.Errorf("does not type-check: %s", checkErrors(iss))
 	}
 	if !checked.OutputType().IsExactType(cel.BoolType) {
 		return nil, fmt.Errorf("returns %s, not bool", checked.OutputType())
 	}
 	answer, _ := answerVariable(t.Phase)
 	p := &Program{checked: checked, env: env, adapter: env.CELTypeAdapter(), envAttrs: e.attrs, answer: answer}
-	w := &walker{reads: map[string]bool{}, compartments: map[string]bool{}, allOver: map[string]bool{}, info: checked.NativeRep().SourceInfo()}
+	w := &walker{reads: map[string]bool{}, compartments: map[string]bool{}, allOver: map[string]bool{}, tested: map[string]bool{}, info: checked.NativeRep().SourceInfo()}
 	w.visit(checked.NativeRep().Expr(), nil)
-	p.reads, p.compartments, p.allOver = sortedKeys(w.reads), sortedKeys(w.compartments), sortedKeys(w.allOver)
+	p.reads, p.compartments, p.allOver, p.tested = sortedKeys(w.reads), sortedKeys(w.compartments), sortedKeys(w.allOver), sortedKeys(w.tested)
 
 	est := &estimator{env: e, target: t, unbounded: map[string]string{}}
 	cost, err := env.EstimateCost(checked, est)
@@ -84,10 +89,10 @@ func (e *Env) Compile(t Target, expression string) (*Program, error) {
 		return nil, fmt.Errorf("cost cannot be estimated: %s", oneLine(err.Error()))
 	}
 	if cost.Max == math.MaxUint64 || len(est.unbounded) > 0 && cost.Max > MaxCost {
-		return nil, fmt.Errorf("its worst-case cost is unbounded: %s", est.hints())
+		return nil, &CostError{"its worst-case cost is unbounded: " + est.hints()}
 	}
 	if cost.Max > MaxCost {
-		return nil, fmt.Errorf("its worst-case cost %d is above the limit %d: lower the declared sizes it reads (%s)", cost.Max, MaxCost, strings.Join(p.reads, ", "))
+		return nil, &CostError{fmt.Sprintf("its worst-case cost %d is above the limit %d: lower the declared sizes it reads (%s)", cost.Max, MaxCost, strings.Join(p.reads, ", "))}
 	}
 	p.cost = cost.Max
 	p.prg, err = env.Program(checked)
@@ -95,6 +100,22 @@ func (e *Env) Compile(t Target, expression string) (*Program, error) {
 		return nil, fmt.Errorf("cannot be planned: %s", oneLine(err.Error()))
 	}
 	return p, nil
+}
+
+// CostError is Compile's refusal of a rule whose worst-case cost is
+// unbounded or above MaxCost; its message says what to bound.
+type CostError struct{ Message string }
+
+func (e *CostError) Error() string { return e.Message }
+
+// checkErrors is the checker's findings as "message (column n)", without
+// the echo of the source CEL appends.
+func checkErrors(iss *cel.Issues) string {
+	var parts []string
+	for _, e := range iss.Errors() {
+		parts = append(parts, fmt.Sprintf("%s (column %d)", e.Message, e.Location.Column()+1))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func oneLine(s string) string {
@@ -188,8 +209,8 @@ func (e *Env) isPrincipalVariable(q string) bool {
 // walker collects, from a checked AST, the paths a rule reads, the
 // compartments it tests and the lists it quantifies with all().
 type walker struct {
-	reads, compartments, allOver map[string]bool
-	info                         *ast.SourceInfo
+	reads, compartments, allOver, tested map[string]bool
+	info                                 *ast.SourceInfo
 }
 
 // path is the read path e denotes (a variable, a field of one, an element
@@ -223,8 +244,9 @@ func (w *walker) path(e ast.Expr, locals map[string]string) string {
 
 func (w *walker) visit(e ast.Expr, locals map[string]string) {
 	if p := w.path(e, locals); p != "" {
-		if p != "" && !isLocalOnly(p) {
-			w.reads[p] = true
+		w.reads[p] = true
+		if e.Kind() == ast.SelectKind && e.AsSelect().IsTestOnly() {
+			w.tested[p] = true
 		}
 		return
 	}
@@ -280,9 +302,5 @@ func (w *walker) visit(e ast.Expr, locals map[string]string) {
 		w.visit(c.Result(), inner)
 	}
 }
-
-// isLocalOnly reports a path that names nothing outside the rule (a
-// comprehension variable over a computed list).
-func isLocalOnly(p string) bool { return p == "" }
 
 func protoNumber(c toolv1.Clearance) protoreflect.EnumNumber { return c.Number() }

@@ -1,6 +1,7 @@
 package instance_test
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -42,8 +43,8 @@ func TestARuleThatDoesNotCompileIsRefusedInTheDeclarationsWords(t *testing.T) {
 func TestHasOverARequestFieldCompiles(t *testing.T) {
 	t.Parallel()
 	p := compile(t, newEnv(t), require(t), `has(request.item) && request.item.owner == principal.subject`)
-	if !slices.Contains(p.Reads(), "request.item.owner") {
-		t.Fatalf("reads %v", p.Reads())
+	if !slices.Contains(p.Reads(), "request.item.owner") || !slices.Equal(p.Tested(), []string{"request.item"}) {
+		t.Fatalf("reads %v, tested %v", p.Reads(), p.Tested())
 	}
 }
 
@@ -99,7 +100,8 @@ func TestAnUnboundedRuleIsRefusedWithWhatToBound(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := env.Compile(require(t), c.expr)
-		if err == nil || !strings.Contains(err.Error(), "unbounded") || !strings.Contains(err.Error(), c.want) {
+		var costly *instance.CostError
+		if !errors.As(err, &costly) || !strings.Contains(err.Error(), "unbounded") || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Compile(%q) = %v, want unbounded and %q", c.expr, err, c.want)
 		}
 	}

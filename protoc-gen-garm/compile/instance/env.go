@@ -15,8 +15,7 @@ import (
 )
 
 // MaxCost is the largest static worst-case cost a rule may have, in CEL's
-// cost units, and the runtime limit every Program is planned with
-// (docs/decisions/0091-instance-rule-cost-limit.md).
+// cost units (docs/decisions/0091-instance-rules-cost-is-bounded-at-build-not-metered-per-call.md).
 const MaxCost = 20000
 
 // DefaultMaxLen is the bound, in bytes, of an attribute's string (or list

@@ -30,6 +30,9 @@ func buildPlanFiles(model *compile.Model) ([]planFile, error) {
 		if err != nil {
 			return nil, err
 		}
+		if plan.Rules, err = compile.PlanRules(model, pkg); err != nil {
+			return nil, err
+		}
 		content, err := MarshalPlan(plan)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", pkg.Name, err)
