@@ -24,6 +24,7 @@ func TestCheckSaysAServableCatalogueWouldMount(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	for _, want := range []string{"12 tools:", "calc.v1.add VERB_READ", "fix.v1.rename VERB_WRITE", "would mount",
+		"instance rules: 0 compiled, on 0 of 12 tools; 0 principal attributes declared",
 		"read once from a file at start", "quarantine: not checked here (no bus)", "  fix.v1 ", "  calc.v1 "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("check output lacks %q:\n%s", want, out.String())

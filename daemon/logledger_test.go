@@ -47,6 +47,7 @@ func TestWithoutTheLedgerStreamEachCallIsOneLogLineWithEveryColumn(t *testing.T)
 		"latency_ms", "outcome", "error_kind", "tool", "principal_subject", "principal_actor", "principal_kind",
 		"chain_depth", "clearance_effective", "compartments_effective", "redaction_plan", "redaction_count",
 		"disclosed_count", "error_detail", "execution_subject", "catalogue_digest", "daemon_version", "method",
+		"instance_rule", "rows_filtered", "filters_applied", "audit_only_verdicts", "rule_error_class",
 	} {
 		if _, ok := row[column]; !ok {
 			t.Errorf("the log line lacks %s", column)
@@ -71,7 +72,7 @@ func TestTheStartupReportSaysWhatGarmdIsAndWillDo(t *testing.T) {
 	logs := s.logs.String()
 	for _, want := range []string{
 		`"msg":"garmd: starting"`,
-		`"msg":"garmd: catalogue"`, `"producer":"garm-catalogue/library"`, `"schema_version":1`, `"compartments":2`, `"tools":12`,
+		`"msg":"garmd: catalogue"`, `"producer":"garm-catalogue/library"`, `"schema_version":1`, `"compartments":2`, `"tools_with_rules":0`, `"instance_rules":0`, `"tools":12`,
 		`"fqn":"fix.v1.rename","verb":"VERB_WRITE"`,
 		`"msg":"garmd: listening"`, `"bus":"` + s.bus.url,
 		`"msg":"garmd: trusted issuer"`, `"issuer":"` + s.idp.Issuer(),

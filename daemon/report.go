@@ -51,8 +51,11 @@ type catalogueReport struct {
 	Path, Digest, Producer string
 	SchemaVersion          uint32
 	Compartments, ToolSets int
-	Size                   int
-	HeapBytes              uint64
+	// Attributes are the declared principal attributes; RuleTools the
+	// tools carrying instance rules and Rules their rules, once mounted.
+	Attributes, RuleTools, Rules int
+	Size                         int
+	HeapBytes                    uint64
 }
 
 type toolReport struct{ FQN, Verb string }
@@ -107,6 +110,9 @@ func catalogueSummary(path string, gen *catalogue.Generation, heap uint64) catal
 		SchemaVersion: gen.SchemaVersion,
 		Compartments:  len(gen.Compartments),
 		ToolSets:      len(gen.ToolSets),
+		Attributes:    len(gen.Attributes),
+		RuleTools:     gen.Rules().Carrying(),
+		Rules:         gen.Rules().Count(),
 		Size:          gen.Size,
 		HeapBytes:     heap,
 	}
@@ -170,6 +176,7 @@ func (r *Report) log(l *slog.Logger) {
 	l.Info("garmd: starting", "version", r.Version)
 	l.Info("garmd: catalogue", "path", c.Path, "digest", c.Digest, "producer", c.Producer,
 		"schema_version", c.SchemaVersion, "compartments", c.Compartments, "tool_sets", c.ToolSets,
+		"attributes", c.Attributes, "tools_with_rules", c.RuleTools, "instance_rules", c.Rules,
 		"artifact_bytes", c.Size, "heap_bytes", c.HeapBytes, "tools", len(r.Tools), "refresh", r.Refresh)
 	for _, t := range r.Tools {
 		l.Info("garmd: tool", "fqn", t.FQN, "verb", t.Verb)
@@ -256,6 +263,8 @@ func Check(w io.Writer, c CheckConfig) error {
 		fmt.Fprintln(w, "would NOT mount")
 		return fmt.Errorf("catalogue %s would not mount: %w", c.Catalogue, err)
 	}
+	fmt.Fprintf(w, "instance rules: %d compiled, on %d of %d tools; %d principal attributes declared\n",
+		gen.Rules().Count(), gen.Rules().Carrying(), len(gen.Tools), len(gen.Attributes))
 	fmt.Fprintln(w, "would mount")
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 
 	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	celrule "github.com/garm-dev/garm/protoc-gen-garm/compile/instance"
 	"github.com/garm-dev/garm/runtime/wire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -134,6 +135,10 @@ type Principal struct {
 	// (SPEC 7.5, docs/decisions/0094): an attribute is here only when it
 	// has a value — absent is not empty. nil when none.
 	Attrs map[string]Attr
+	// View is the principal as the serving generation's instance rules
+	// read it, built once with the principal and cached with it; nil when
+	// the generation has no rules.
+	View *celrule.View
 }
 
 // Attr is one principal attribute's folded value, of the type its

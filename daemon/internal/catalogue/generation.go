@@ -12,10 +12,12 @@ import (
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/chain/card"
+	"github.com/garm-dev/garm/daemon/internal/chain/instance"
 	cataloguev1 "github.com/garm-dev/garm/gen/garm/catalogue/v1"
 	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"github.com/garm-dev/garm/protoc-gen-garm/compile"
+	celrule "github.com/garm-dev/garm/protoc-gen-garm/compile/instance"
 )
 
 // Options bound what a load accepts.
@@ -68,6 +70,10 @@ type Generation struct {
 	// servingValidator is the serving generation's validator, from Reload
 	// to Mount, which takes the shards it can reuse and forgets it.
 	servingValidator *shardedValidator
+	// rules are the compiled instance rules, from Mount; servingRules are
+	// the serving generation's, from Reload to Mount, which takes the
+	// programs it can reuse and forgets them.
+	rules, servingRules *instance.Rules
 }
 
 // Load reads and checks an artifact's bytes (artifact.ReadToServe) and
@@ -113,6 +119,7 @@ func Reload(data []byte, o Options, serving *Generation) (*Generation, error) {
 	}
 	if serving != nil {
 		g.servingValidator, _ = serving.validator.(*shardedValidator)
+		g.servingRules = serving.rules
 	}
 	return g, nil
 }
@@ -385,6 +392,19 @@ var attributeName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 // DeclaredAttribute is the declaration of the attribute name, or nil when
 // this generation declares none by that name.
 func (g *Generation) DeclaredAttribute(name string) *toolv1.Attribute { return g.Attributes[name] }
+
+// Rules are the generation's compiled instance rules (chain steps 4 and
+// 7), from Mount; nil before.
+func (g *Generation) Rules() *instance.Rules { return g.rules }
+
+// PrincipalView is p as this generation's instance rules read it, or nil
+// when no tool of the generation has a rule.
+func (g *Generation) PrincipalView(p *call.Principal) *celrule.View {
+	if g.rules.Carrying() == 0 {
+		return nil
+	}
+	return g.rules.View(p)
+}
 
 // Route is the tool served at method ("/<package>.<Service>/<Method>"), or
 // nil when there is none.

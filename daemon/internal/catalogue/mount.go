@@ -8,6 +8,7 @@ import (
 
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/chain/card"
+	"github.com/garm-dev/garm/daemon/internal/chain/instance"
 	"github.com/garm-dev/garm/daemon/internal/deny"
 	"github.com/garm-dev/garm/daemon/internal/fieldpath"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
@@ -53,9 +54,14 @@ type Steps struct {
 // its tool's calls. A generation serves only once Mount has accepted it.
 // A generation that Reload made over a serving one takes, of that one's
 // validator, the shards whose inputs are the very descriptors it reused.
+// Likewise every instance rule is compiled against the generation's own
+// descriptors (a rule that does not compile refuses the catalogue, naming
+// tool and rule), taking from the serving generation only a program whose
+// descriptors are the very objects it reused, with the same expression and
+// declarations (instance.Compile).
 func Mount(g *Generation, s Steps) error {
-	serving := g.servingValidator
-	g.servingValidator = nil
+	serving, servingRules := g.servingValidator, g.servingRules
+	g.servingValidator, g.servingRules = nil, nil
 	var problems []string
 	cards := cardReach{}
 	for _, t := range g.Tools {
@@ -68,7 +74,11 @@ func Mount(g *Generation, s Steps) error {
 	if len(problems) > 0 {
 		return &deny.Misconfigured{Problems: problems}
 	}
-	g.validator = v
+	rules, problems := instance.Compile(g.Tools, g.Catalogue.GetAttributes(), len(g.Compartments), servingRules)
+	if len(problems) > 0 {
+		return &deny.Misconfigured{Problems: problems}
+	}
+	g.validator, g.rules = v, rules
 	return nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/chain/dispatch"
 	"github.com/garm-dev/garm/daemon/internal/chain/grant"
 	"github.com/garm-dev/garm/daemon/internal/chain/input"
+	"github.com/garm-dev/garm/daemon/internal/chain/instance"
 	rowstep "github.com/garm-dev/garm/daemon/internal/chain/ledger"
 	"github.com/garm-dev/garm/daemon/internal/chain/redact"
 	"github.com/garm-dev/garm/daemon/internal/chain/visibility"
@@ -186,6 +187,8 @@ type state struct {
 	dispatched bool
 	// approval is the open request the refusal names, if any.
 	approval *approval.Asked
+	// verdict is what the instance rules decided (steps 4 and 7).
+	verdict instance.Verdict
 }
 
 // Run takes one call through the chain. It always answers, and writes
@@ -213,6 +216,9 @@ func (c *Chain) Run(ctx context.Context, req *Request) (resp *Response) {
 			resp.EventID = ""
 		} else {
 			resp.EventID = eventID
+			if v := &st.verdict; v.Rule != "" || v.RowsFiltered != 0 || v.AuditOnly != nil || v.ErrorClass != "" {
+				rowstep.Instance(st.row, v.Rule, v.RowsFiltered, v.FiltersApplied, v.AuditOnly, v.ErrorClass)
+			}
 			rowstep.Finish(st.row, err, latency)
 			c.record(ctx, st.row)
 			c.afterLedger(ctx, st)
@@ -312,7 +318,18 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 	}
 	shape := p.Shape()
 
-	// Step 4 (instance authorization, pre) is reserved (SPEC 11).
+	// Step 4: the tool's require rules over the caller and the request,
+	// before step 5 verifies or spends anything: a refusal spends no grant
+	// and opens no approval request, and no grant bypasses a rule.
+	rules := gen.Rules().Of(tool)
+	view := p.View
+	if rules != nil && view == nil {
+		view = gen.PrincipalView(p)
+	}
+	if err := rules.CheckRequest(view, in, &st.verdict); err != nil {
+		return nil, err
+	}
+
 	// Step 5: the approval grant, verified now and spent last.
 	approval, err := c.approve(ctx, req, p, tool, in, st, deadline)
 	if err != nil {
@@ -354,7 +371,12 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 		return nil, err
 	}
 
-	// Step 7 (instance authorization, post) is reserved (SPEC 11).
+	// Step 7: the reveal rules over the decoded answer — one that does not
+	// hold answers as the tool's own 404 — then the row filters, in place,
+	// so redaction works only on what is kept.
+	if err := rules.CheckAnswer(view, in, out, &st.verdict); err != nil {
+		return nil, err
+	}
 	// Step 8: redaction, the field plan for this caller's shape, then the
 	// cards in the answer projected for it.
 	_, redactSpan := c.Tracer.StartStep(ctx, tracing.StepRedact)

@@ -1,14 +1,16 @@
 // Package chain is garmd's call chain: one function, Run, that takes a call
 // through the ten steps of SPEC 7.4 in their fixed order. Each step lives in
-// a package of its own beside this one (authn, visibility, input, dispatch,
-// redact and card, ledger); the step packages never import each other, and
-// Run is the only place that says which step runs when.
+// a package of its own beside this one (authn, visibility, input, instance,
+// grant, dispatch, redact and card, ledger, notify); the step packages never
+// import each other, and Run is the only place that says which step runs
+// when.
 //
-// Steps this build does not implement are named where they would run, with
-// what stands in for them: steps 4 and 7 are reserved (SPEC 11), step 5 and
-// step 10 arrive with approval grants and notify — until then the mount
-// allowlist refuses any catalogue that declares them, so nothing they would
-// enforce is served.
+// Steps 4 and 7 are the tool's instance rules (package instance): step 4
+// runs after the request is validated and before step 5 verifies or spends
+// a grant, so a rule's refusal spends none and opens no approval request,
+// and no grant bypasses a rule; step 7 runs on the decoded answer before
+// redaction, a reveal rule that does not hold answering as the tool's own
+// 404 and filters removing rows in place (docs/decisions/0095).
 //
 // Step 5 takes its grant from Garm-Grant, or from the decision on the
 // caller's approval request (Garm-Approval, through the approval desk), and

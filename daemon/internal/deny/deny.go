@@ -275,3 +275,12 @@ func WireCode(err error) string {
 	}
 	return Internal.String()
 }
+
+// DenyRule is step 4's refusal by the instance rule id: 403
+// permission_denied with the body member rule naming it. A rule's id is
+// static catalogue text, listed to every caller who may see the tool, so
+// naming it discloses nothing the caller could not read; the rule's
+// expression and whatever it read stay in detail, for the ledger.
+func DenyRule(rule, detail string) *Denied {
+	return &Denied{Code: PermissionDenied, Detail: detail, Extra: map[string]any{"rule": rule}}
+}

@@ -161,7 +161,7 @@ func newRow(t *call.Tool) (*row, error) {
 			WhenNotToUse: p.GetGuidance().GetWhenNotToUse(),
 			OnError:      p.GetGuidance().GetOnError(),
 		},
-		Rules: Rules(t),
+		Rules: Rules(t.Policy),
 	}
 	for _, a := range p.GetAudience() {
 		head.Audience = append(head.Audience, a.String())
@@ -210,13 +210,13 @@ type Rule struct {
 	Description string `json:"description"`
 }
 
-// Rules are t's instance rules — require, reveal and filter alike —
+// Rules are p's instance rules — require, reveal and filter alike —
 // sorted by id; empty, never nil, when it has none. The expressions are
 // never among them: they can name attributes and fields a caller has no
 // business learning the shape of, and a model needs the limit, not its
 // implementation.
-func Rules(t *call.Tool) []Rule {
-	inst := t.Policy.GetInstance()
+func Rules(p *toolv1.ToolPolicy) []Rule {
+	inst := p.GetInstance()
 	out := make([]Rule, 0, len(inst.GetRequire())+len(inst.GetReveal())+len(inst.GetFilter()))
 	for _, r := range inst.GetRequire() {
 		out = append(out, Rule{ID: r.GetId(), Description: r.GetDescription()})

@@ -9,6 +9,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/cache"
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
+	"github.com/garm-dev/garm/daemon/internal/listing"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -18,6 +19,7 @@ const (
 	metaApprovalMode    = "dev.garm/approval_mode"
 	metaMaterialFields  = "dev.garm/material_fields"
 	metaVerb            = "dev.garm/verb"
+	metaRules           = "dev.garm/rules"
 	metaMethod          = "dev.garm/method"
 	metaEventID         = "dev.garm/event_id"
 	metaCatalogueDigest = "dev.garm/catalogue_digest"
@@ -96,13 +98,16 @@ func Tool(t *call.Tool) *sdk.Tool {
 			metaApprovalMode:   approval.GetMode().String(),
 			metaMaterialFields: material,
 			metaVerb:           t.Verb.String(),
+			metaRules:          listing.Rules(p),
 			metaMethod:         t.Method,
 		},
 	}
 }
 
 // Description is the tool's description followed by its guidance, each
-// part that is given on a line of its own.
+// part that is given on a line of its own, then its instance rules'
+// descriptions (listing.Rules: sorted by id, never the expressions), so a
+// model knows the limits before it calls.
 func Description(p *toolv1.ToolPolicy) string {
 	var b strings.Builder
 	b.WriteString(p.GetDescription())
@@ -122,6 +127,19 @@ func Description(p *toolv1.ToolPolicy) string {
 		sep = "\n"
 		b.WriteString(part.label)
 		b.WriteString(part.text)
+	}
+	if rules := listing.Rules(p); len(rules) > 0 {
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString("Limits:")
+		for _, r := range rules {
+			b.WriteString("\n- ")
+			b.WriteString(r.Description)
+			b.WriteString(" (rule ")
+			b.WriteString(r.ID)
+			b.WriteString(")")
+		}
 	}
 	return b.String()
 }

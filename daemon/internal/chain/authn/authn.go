@@ -266,6 +266,7 @@ func (a *Authenticator) verify(ctx context.Context, token string, tax Taxonomy) 
 	}
 
 	p, dropped, undeclared := fold(c, tax)
+	p.View = tax.PrincipalView(p)
 	if len(dropped) > 0 {
 		a.log.Warn("authn: dropping compartments the serving catalogue does not declare",
 			"issuer", iss, "subject", clip(p.Subject), "dropped", dropped)

@@ -11,6 +11,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/keyset/keysettest"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	celrule "github.com/garm-dev/garm/protoc-gen-garm/compile/instance"
 )
 
 func TestACachedTokenIsServedWithoutVerifyingItAgain(t *testing.T) {
@@ -103,6 +104,8 @@ func (v valueTaxonomy) CompartmentSet(names []string) (call.Compartments, []stri
 func (v valueTaxonomy) DeclaredAttribute(name string) *toolv1.Attribute {
 	return v.tax.DeclaredAttribute(name)
 }
+
+func (v valueTaxonomy) PrincipalView(p *call.Principal) *celrule.View { return v.tax.PrincipalView(p) }
 
 func TestATaxonomyThatIsNotAPointerIsServedWithoutTheCache(t *testing.T) {
 	f := newFixture(t)

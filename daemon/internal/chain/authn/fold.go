@@ -5,6 +5,7 @@ import (
 
 	"github.com/garm-dev/garm/daemon/internal/call"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	celrule "github.com/garm-dev/garm/protoc-gen-garm/compile/instance"
 )
 
 // Taxonomy numbers compartment names as one catalogue generation declares
@@ -20,6 +21,10 @@ type Taxonomy interface {
 	// DeclaredAttribute is the declaration of the principal attribute
 	// name, or nil when the generation declares none by that name.
 	DeclaredAttribute(name string) *toolv1.Attribute
+	// PrincipalView is p as the generation's instance rules read it, or
+	// nil when it has none; built once per verified token and generation,
+	// and cached with the principal.
+	PrincipalView(p *call.Principal) *celrule.View
 }
 
 // fold is the chain's authority as one principal (SPEC 7.5), and the

@@ -14,6 +14,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/deny"
 	"github.com/garm-dev/garm/daemon/internal/keyset/keysettest"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	celrule "github.com/garm-dev/garm/protoc-gen-garm/compile/instance"
 )
 
 const (
@@ -35,6 +36,8 @@ type taxonomy struct {
 }
 
 func (tx *taxonomy) DeclaredAttribute(name string) *toolv1.Attribute { return tx.attrs[name] }
+
+func (tx *taxonomy) PrincipalView(*call.Principal) *celrule.View { return nil }
 
 func newTaxonomy(names ...string) *taxonomy {
 	s := slices.Clone(names)
