@@ -247,6 +247,16 @@ func (a *Artifact) checkTaxonomy() error {
 		}
 		sets[d.GetName()] = true
 	}
+	attributes := map[string]bool{}
+	for _, d := range c.GetAttributes() {
+		if attributes[d.GetName()] {
+			return fmt.Errorf("the taxonomy declares attribute %q twice", d.GetName())
+		}
+		if problem := compile.AttributeProblem(d); problem != "" {
+			return fmt.Errorf("the taxonomy's attribute %q: %s", d.GetName(), problem)
+		}
+		attributes[d.GetName()] = true
+	}
 	undeclared := func(declared map[string]bool, names ...[]string) string {
 		for _, list := range names {
 			for _, n := range list {

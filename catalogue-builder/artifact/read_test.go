@@ -103,6 +103,17 @@ func TestReadRefusesAnArtifactThatIsNotWhole(t *testing.T) {
 				c.Compartments = []*toolv1.Decl{{Name: "a"}, {Name: "a"}}
 			})
 		}, `declares compartment "a" twice`},
+		{"an attribute declared twice", func(t *testing.T) []byte {
+			return tampered(t, func(c *cataloguev1.Catalogue) {
+				a := &toolv1.Attribute{Name: "customer_id", Description: "Who.", Type: toolv1.Attribute_TYPE_STRING}
+				c.Attributes = []*toolv1.Attribute{a, a}
+			})
+		}, `declares attribute "customer_id" twice`},
+		{"a list attribute without a bound", func(t *testing.T) []byte {
+			return tampered(t, func(c *cataloguev1.Catalogue) {
+				c.Attributes = []*toolv1.Attribute{{Name: "accounts", Description: "Which.", Type: toolv1.Attribute_TYPE_STRING_LIST}}
+			})
+		}, `attribute "accounts": a TYPE_STRING_LIST needs max_items > 0`},
 		{"a package planned twice", func(t *testing.T) []byte {
 			return tampered(t, func(c *cataloguev1.Catalogue) { c.Plans = append(c.Plans, c.Plans[0]) })
 		}, "appear twice"},

@@ -110,6 +110,23 @@ func TestBadInputRefusesWithAClearMessageAndWritesNothing(t *testing.T) {
 			},
 			want: []string{`error: M1: a/v1/a.proto: declares compartment "extra"`, "no artifact written"},
 		},
+		{
+			name: "a file adding an attribute to the manifest's taxonomy",
+			files: map[string]string{
+				"catalogue.yaml": goodManifest + "taxonomy:\n  attributes:\n    - {name: customer_id, description: The customer., type: string}\n",
+				"proto/a/v1/a.proto": tool("a.v1", "get_a") +
+					"option (garm.tool.v1.attributes) = {declared: [{name: \"region\", description: \"Where.\", type: TYPE_STRING}]};\n",
+			},
+			want: []string{`error: M1: a/v1/a.proto: declares attribute "region"`, "no artifact written"},
+		},
+		{
+			name: "a manifest attribute the lint refuses",
+			files: map[string]string{
+				"catalogue.yaml":     goodManifest + "taxonomy:\n  attributes:\n    - {name: teams, description: Teams., type: string_list}\n",
+				"proto/a/v1/a.proto": tool("a.v1", "get_a"),
+			},
+			want: []string{`error: L44: catalogue.yaml:6: attribute "teams": a TYPE_STRING_LIST needs max_items > 0`, "no artifact written"},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

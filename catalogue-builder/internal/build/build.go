@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"slices"
 	"strings"
 	"time"
@@ -136,10 +137,39 @@ func adoptTaxonomy(model *compile.Model, m *manifest.Manifest) compile.Diagnosti
 	}
 	model.Compartments = adopt("compartment", model.Compartments, m.Taxonomy.Compartments)
 	model.ToolSets = adopt("tool set", model.ToolSets, m.Taxonomy.ToolSets)
+	listed := map[string]bool{}
+	var attrs []compile.DeclaredAttribute
+	for _, a := range m.Taxonomy.Attributes {
+		listed[a.Name] = true
+		attrs = append(attrs, compile.DeclaredAttribute{Attribute: &toolv1.Attribute{
+			Name: a.Name, Description: a.Description, Type: attributeTypes[a.Type], MaxItems: a.MaxItems, MaxLen: a.MaxLen,
+		}, File: fmt.Sprintf("%s:%d", m.Path, a.Line)})
+	}
+	for _, d := range model.Attributes {
+		if !listed[d.Attribute.GetName()] {
+			diags = append(diags, compile.Diagnostic{
+				Severity: compile.Error,
+				Rule:     "M1",
+				Path:     d.File,
+				Message:  fmt.Sprintf("declares attribute %q, which %s's taxonomy does not list; when the manifest has a taxonomy it is the whole taxonomy", d.Attribute.GetName(), m.Path),
+			})
+		}
+	}
+	model.Attributes = append(attrs, model.Attributes...)
 	slices.SortStableFunc(diags, func(a, b compile.Diagnostic) int {
 		return strings.Compare(a.Path+a.Message, b.Path+b.Message)
 	})
 	return diags
+}
+
+// attributeTypes maps the manifest's spelling of an attribute's type to
+// the vocabulary's; an unknown or missing one is TYPE_UNSPECIFIED, which
+// lint refuses (L44).
+var attributeTypes = map[string]toolv1.Attribute_Type{
+	"string":      toolv1.Attribute_TYPE_STRING,
+	"int":         toolv1.Attribute_TYPE_INT,
+	"bool":        toolv1.Attribute_TYPE_BOOL,
+	"string_list": toolv1.Attribute_TYPE_STRING_LIST,
 }
 
 func countTools(model *compile.Model) int {

@@ -38,6 +38,15 @@ type Include struct {
 type Taxonomy struct {
 	Compartments []Decl
 	ToolSets     []Decl
+	Attributes   []Attribute
+}
+
+// Attribute declares one principal attribute. Name is never empty; Type is
+// one of "string", "int", "bool", "string_list", or empty when not given.
+type Attribute struct {
+	Name, Description, Type string
+	MaxItems, MaxLen        uint32
+	Line, Column            int
 }
 
 // Decl declares one compartment or tool set. Name is never empty; its format

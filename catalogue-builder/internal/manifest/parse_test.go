@@ -128,10 +128,10 @@ include:
 
 		// taxonomy.
 		{"taxonomy null", "schema: v1\ninclude: [proto]\ntaxonomy:\n", []string{
-			`3:10: "taxonomy" must list compartments or tool_sets; leave the key out to let the proto files declare them`,
+			`3:10: "taxonomy" must list compartments, tool_sets or attributes; leave the key out to let the proto files declare them`,
 		}},
 		{"taxonomy empty", "schema: v1\ninclude: [proto]\ntaxonomy: {}\n", []string{
-			`3:11: "taxonomy" must list compartments or tool_sets; leave the key out to let the proto files declare them`,
+			`3:11: "taxonomy" must list compartments, tool_sets or attributes; leave the key out to let the proto files declare them`,
 		}},
 		{"taxonomy a list", "schema: v1\ninclude: [proto]\ntaxonomy: [pii]\n", []string{
 			`3:11: "taxonomy" must be a mapping, not a list`,
@@ -142,8 +142,24 @@ taxonomy:
   compartment: []
   tool_sets: support
 `, []string{
-			`4:3: unknown key "compartment" in taxonomy (known: compartments, tool_sets)`,
+			`4:3: unknown key "compartment" in taxonomy (known: compartments, tool_sets, attributes)`,
 			`5:14: "tool_sets" must be a list, not a string`,
+		}},
+		{"bad attributes", `schema: v1
+include: [proto]
+taxonomy:
+  attributes:
+    - {description: no name, type: string}
+    - {name: tier, type: enum}
+    - {name: teams, type: string_list, max_items: -1}
+    - {name: vip, type: bool, max_len: many}
+    - vip
+`, []string{
+			`5:7: an attribute needs a "name"`,
+			`6:26: an attribute's "type" must be one of string, int, bool, string_list, not "enum"`,
+			`7:51: "max_items" must be a whole number from 0 to 4294967295, not -1`,
+			`8:40: "max_len" must be a whole number from 0 to 4294967295, not a string`,
+			`9:7: an attribute must be a mapping with "name", "description" and "type", not a string`,
 		}},
 		{"bad declarations", `schema: v1
 include: [proto]
@@ -248,6 +264,9 @@ taxonomy:
     - name: 'pii-payment'
   tool_sets:
     - {name: support, description: "Tools for the support desk."}
+  attributes:
+    - {name: accounts, description: "The accounts the caller may act on.", type: string_list, max_items: 64, max_len: 16}
+    - {name: customer_id, type: string}
 `
 	path := filepath.Join("project", "catalogue.yaml")
 	got, err := Parse(path, []byte(yaml))
@@ -276,6 +295,10 @@ taxonomy:
 			},
 			ToolSets: []Decl{
 				{Name: "support", Description: "Tools for the support desk.", Line: 15, Column: 7},
+			},
+			Attributes: []Attribute{
+				{Name: "accounts", Description: "The accounts the caller may act on.", Type: "string_list", MaxItems: 64, MaxLen: 16, Line: 17, Column: 7},
+				{Name: "customer_id", Type: "string", Line: 18, Column: 7},
 			},
 		},
 	}

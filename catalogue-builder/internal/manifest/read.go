@@ -15,9 +15,13 @@ import (
 
 // The keys each level understands, in the order the messages list them.
 var (
-	topKeys      = []string{"schema", "name", "source", "include", "taxonomy"}
-	taxonomyKeys = []string{"compartments", "tool_sets"}
-	declKeys     = []string{"name", "description"}
+	topKeys       = []string{"schema", "name", "source", "include", "taxonomy"}
+	taxonomyKeys  = []string{"compartments", "tool_sets", "attributes"}
+	declKeys      = []string{"name", "description"}
+	attributeKeys = []string{"name", "description", "type", "max_items", "max_len"}
+	// attributeTypes are the types an attribute may have, as the manifest
+	// spells them.
+	attributeTypes = []string{"string", "int", "bool", "string_list"}
 )
 
 // reader walks the YAML node tree itself, rather than decoding into structs,
@@ -238,7 +242,7 @@ func (r *reader) taxonomy(n *yaml.Node) *Taxonomy {
 	}
 	isNull := n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
 	if isNull || (n.Kind == yaml.MappingNode && len(n.Content) == 0) {
-		r.atNode(n, "%q must list compartments or tool_sets; leave the key out to let the proto files declare them", "taxonomy")
+		r.atNode(n, "%q must list compartments, tool_sets or attributes; leave the key out to let the proto files declare them", "taxonomy")
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
@@ -253,7 +257,77 @@ func (r *reader) taxonomy(n *yaml.Node) *Taxonomy {
 	if v, ok := fields["tool_sets"]; ok {
 		t.ToolSets = r.decls(v, "tool_sets", "tool set")
 	}
+	if v, ok := fields["attributes"]; ok {
+		t.Attributes = r.attributes(v)
+	}
 	return t
+}
+
+// attributes reads the list of attribute declarations. Whether each is
+// sound (its name, a list's max_items) is the lint's to judge (L44); the
+// reader checks only the shape and the type's spelling.
+func (r *reader) attributes(n *yaml.Node) []Attribute {
+	if !r.plain(n) {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		r.atNode(n, "%q must be a list, not %s", "attributes", describe(n))
+		return nil
+	}
+	var out []Attribute
+	for _, e := range n.Content {
+		if !r.plain(e) {
+			continue
+		}
+		if e.Kind != yaml.MappingNode {
+			r.atNode(e, "an attribute must be a mapping with %q, %q and %q, not %s", "name", "description", "type", describe(e))
+			continue
+		}
+		fields := r.fields(e, " in an attribute", attributeKeys)
+		a := Attribute{Line: e.Line, Column: e.Column}
+		named := false
+		if v, ok := fields["name"]; !ok {
+			r.atNode(e, "an attribute needs a %q", "name")
+		} else if s, ok := r.str(v, `"name"`); ok && s != "" {
+			a.Name, named = s, true
+		} else if ok {
+			r.atNode(v, "an attribute's %q is empty", "name")
+		}
+		if v, ok := fields["description"]; ok {
+			a.Description, _ = r.str(v, `"description"`)
+		}
+		if v, ok := fields["type"]; ok {
+			if s, ok := r.str(v, `"type"`); ok {
+				if slices.Contains(attributeTypes, s) {
+					a.Type = s
+				} else {
+					r.atNode(v, "an attribute's %q must be one of %s, not %q", "type", strings.Join(attributeTypes, ", "), s)
+				}
+			}
+		}
+		a.MaxItems = r.count(fields["max_items"], `"max_items"`)
+		a.MaxLen = r.count(fields["max_len"], `"max_len"`)
+		if named {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// count reads an optional non-negative 32-bit integer; nil is 0.
+func (r *reader) count(n *yaml.Node, what string) uint32 {
+	if n == nil || !r.plain(n) {
+		return 0
+	}
+	got := describe(n)
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int" {
+		if v, err := strconv.ParseUint(n.Value, 10, 32); err == nil {
+			return uint32(v)
+		}
+		got = n.Value
+	}
+	r.atNode(n, "%s must be a whole number from 0 to %d, not %s", what, uint32(1<<32-1), got)
+	return 0
 }
 
 // decls reads a list of declarations; key is the list's key, noun names one
