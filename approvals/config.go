@@ -1,6 +1,7 @@
 package approvals
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -8,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/garm-dev/garm/approvals/pending"
 )
 
 // Defaults of [Config].
@@ -16,8 +19,10 @@ const (
 	DefaultSessionTTL = 8 * time.Hour
 	// DefaultMaxSessions bounds the sessions held at once.
 	DefaultMaxSessions = 10000
-	// DefaultInboxLimit is how many open requests the inbox reads.
-	DefaultInboxLimit = 500
+	// DefaultMaxSessionsPerApprover bounds the sessions one approver holds at once.
+	DefaultMaxSessionsPerApprover = 8
+	// DefaultInboxLimit is how many requests a page of the inbox lists.
+	DefaultInboxLimit = 50
 	// DefaultOIDCClientID is the client id the service signs approvers in as.
 	DefaultOIDCClientID = "garm-approvals"
 )
@@ -48,6 +53,14 @@ type Config struct {
 	// (--oidc-discovery-url): only for an identity provider whose issuer is not where it serves,
 	// as the dev identity provider's. Empty: OIDCIssuer.
 	OIDCDiscoveryURL string
+	// SubjectClaim is the ID-token claim whose value is the approver's garm subject
+	// (--subject-claim): the same string garmd's tokens carry as sub for the same person, in
+	// the same namespace. Four eyes compares it with the requester's subject and every actor,
+	// and a grant names it as its approver, so an identity provider whose ID tokens name people
+	// otherwise than garmd's tokens do must be given the claim that matches ("sub" when they
+	// agree). Required: a sign-in whose ID token lacks it, or holds anything but a non-empty
+	// string there, is refused.
+	SubjectClaim string
 	// OIDCClientID is the service's client id at the identity provider (--oidc-client-id).
 	OIDCClientID string
 	// OIDCClientSecret is its secret when the client is confidential; empty for a public client,
@@ -55,11 +68,19 @@ type Config struct {
 	OIDCClientSecret string
 	// SessionTTL bounds a session (--session-ttl); it never outlives the ID token it began with.
 	SessionTTL time.Duration
-	// MaxSessions bounds the sessions held (--max-sessions); beyond it the one ending soonest
-	// is dropped.
+	// MaxSessions bounds the sessions held (--max-sessions); when they are all live, a new
+	// sign-in is refused rather than another approver signed out.
 	MaxSessions int
-	// InboxLimit is how many open requests the inbox reads, oldest first.
+	// MaxSessionsPerApprover bounds the sessions one approver holds (--max-sessions-per-approver);
+	// beyond it their own session ending soonest ends.
+	MaxSessionsPerApprover int
+	// InboxLimit is how many requests a page of the inbox lists, oldest first; a page also
+	// stops after reading pending.MaxInboxReads requests and links to the next.
 	InboxLimit int
+	// SealKey is the AES-256 key ([SealKeySize] bytes) sign-ins under way are sealed under in
+	// the browser's login cookie. Empty: one made at random when the service starts, so a
+	// sign-in begun before a restart, or on another replica, must begin again.
+	SealKey []byte
 	// HTTPClient fetches the identity provider's discovery, keys and tokens. Default: a client
 	// with a 10 s timeout.
 	HTTPClient *http.Client
@@ -103,14 +124,23 @@ func (c Config) Validate() error {
 	if c.OIDCClientID == "" {
 		report("--oidc-client-id: missing")
 	}
+	if c.SubjectClaim == "" {
+		report("--subject-claim: missing (the ID-token claim naming the approver's garm subject, as garmd's tokens spell it in sub)")
+	}
+	if len(c.SealKey) != 0 && len(c.SealKey) != SealKeySize {
+		report("seal key: %d bytes, want %d", len(c.SealKey), SealKeySize)
+	}
+	if c.MaxSessionsPerApprover < 0 {
+		report("--max-sessions-per-approver %d: not negative", c.MaxSessionsPerApprover)
+	}
 	if c.SessionTTL < 0 || (c.SessionTTL > 0 && c.SessionTTL < time.Minute) {
 		report("--session-ttl %v: zero (the default) or at least a minute", c.SessionTTL)
 	}
 	if c.MaxSessions < 0 {
 		report("--max-sessions %d: not negative", c.MaxSessions)
 	}
-	if c.InboxLimit < 0 {
-		report("inbox limit %d: not negative", c.InboxLimit)
+	if c.InboxLimit < 0 || c.InboxLimit > pending.MaxInboxReads {
+		report("inbox limit %d: between 0 (the default) and %d", c.InboxLimit, pending.MaxInboxReads)
 	}
 	return errors.Join(problems...)
 }
@@ -140,8 +170,15 @@ func (c Config) withDefaults() Config {
 	if c.MaxSessions == 0 {
 		c.MaxSessions = DefaultMaxSessions
 	}
+	if c.MaxSessionsPerApprover == 0 {
+		c.MaxSessionsPerApprover = DefaultMaxSessionsPerApprover
+	}
 	if c.InboxLimit == 0 {
 		c.InboxLimit = DefaultInboxLimit
+	}
+	if len(c.SealKey) == 0 {
+		c.SealKey = make([]byte, SealKeySize)
+		rand.Read(c.SealKey) // never fails: crypto/rand crashes the program rather than return an error
 	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{Timeout: 10 * time.Second}

@@ -22,8 +22,9 @@ type Requests interface {
 	Get(ctx context.Context, id string) (pending.Request, *pending.Decision, error)
 	// Decide records a decision once: pending.ErrDecided when one exists.
 	Decide(ctx context.Context, d pending.Decision) error
-	// Open answers the undecided, unexpired requests, oldest first, at most limit.
-	Open(ctx context.Context, limit int) ([]pending.Request, error)
+	// Inbox answers a page of tenant's undecided, unexpired requests that keep accepts, oldest
+	// first, after position after, at most limit, and where the next page begins.
+	Inbox(ctx context.Context, tenant, after string, limit int, keep func(pending.Request) bool) (pending.InboxPage, error)
 }
 
 var _ Requests = (*pending.Store)(nil)
@@ -134,7 +135,8 @@ func (s *Service) decide(ctx context.Context, a Approver, id string, verdict pen
 	}
 }
 
-// mintGrant signs the grant for r approved by a: exactly r's tool, subject and material digest,
+// mintGrant signs the grant for r approved by a: exactly r's tool, subject, tenant, act chain and
+// material digest,
 // living the tool's max grant age (or the configured cap, if shorter).
 func (s *Service) mintGrant(a Approver, r pending.Request, now time.Time) (string, error) {
 	ttl := time.Duration(r.MaxGrantAgeSeconds) * time.Second
@@ -146,7 +148,7 @@ func (s *Service) mintGrant(a Approver, r pending.Request, now time.Time) (strin
 	}
 	clearance, _ := wire.ParseClearance(a.Clearance) // MayDecide checked it
 	claims := grant.NewClaims(s.cfg.GrantIssuer, s.cfg.GrantAudience, now, ttl,
-		grant.Approval{Tool: r.Tool, Subject: r.Subject, MaterialDigest: r.MaterialDigest},
+		grant.Approval{Tool: r.Tool, Subject: r.Subject, Tenant: r.Tenant, Act: append([]string{}, r.Act...), MaterialDigest: r.MaterialDigest},
 		grant.Approver{Subject: a.Subject, Clearance: clearance.String(), Compartments: a.Compartments})
 	return s.signer.sign(claims)
 }

@@ -96,8 +96,8 @@ func TestAnApproverApprovesAndTheGrantBindsExactlyTheRequest(t *testing.T) {
 		t.Errorf("the grant lives %v s, want the tool's max grant age", exp-iat)
 	}
 	want := map[string]any{
-		"tool": paymentTool, "subject": treasurer, "material": wire.MaterialDigest(r.Material),
-		"approver": "user:adam@acme-bank.example", "approver_clearance": "CLEARANCE_RESTRICTED",
+		"tool": paymentTool, "subject": treasurer, "tenant": "acme-bank", "act": []any{payerAgent},
+		"material": wire.MaterialDigest(r.Material), "approver": "user:adam@acme-bank.example", "approver_clearance": "CLEARANCE_RESTRICTED",
 		"approver_compartments": []any{"financial"},
 	}
 	if gj, wj := mustJSON(t, g), mustJSON(t, want); gj != wj {

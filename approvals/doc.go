@@ -6,16 +6,23 @@
 // and spends once.
 //
 // It owns: sign-in (OpenID Connect authorization code with PKCE S256, the ID token verified for
-// issuer, audience, expiry, signature and nonce), server-side sessions (a random id in an
-// HttpOnly, SameSite=Strict cookie, Secure under TLS, bounded in number and never outliving the
-// ID token), the inbox, a request's page, the decision, the grant's signature and the audit row
-// of every decision. Every form carries a CSRF token bound to the session; every answer carries
-// a Content-Security-Policy that allows no script at all, and refuses framing, referrers and
-// caching.
+// issuer, audience, expiry, signature and nonce; the sign-in under way sealed into the browser's
+// cookie, so the server holds nothing per /login), the approver's garm subject (the ID-token
+// claim [Config.SubjectClaim] names, nothing else), server-side sessions (a random id in an
+// HttpOnly, SameSite=Strict cookie, Secure under TLS, bounded per approver and in all, never
+// outliving the ID token, and never ended to make room for another approver's), the inbox (one
+// tenant's requests, filtered before they are bounded, in pages), a request's page (hidden
+// characters of the material shown as escapes, their rows marked), the decision, the grant's
+// signature (binding the request's tool, subject, tenant, act chain and material) and the audit
+// row of every decision. Every form carries a CSRF token bound to the session, signing out
+// included; every answer carries a Content-Security-Policy that allows no script at all, and
+// refuses framing, referrers and caching.
 //
-// It refuses: a sign-in not begun by the same browser, a delegated identity (an ID token with
-// act), a non-user kind, a token without a known clearance; a decision without a live session or
-// without the session's CSRF token; and any request the approver may not decide ([MayDecide]:
+// It refuses: a sign-in not begun by the same browser or older than its bound, an ID token
+// without the subject claim, a delegated identity (an ID token with act), a non-user kind, a
+// token without a known clearance; a sign-in when every session is taken; a decision or a
+// sign-out without a live session or without the session's CSRF token; a bucket that is not
+// fenced against purges and roll-ups (at start); and any request the approver may not decide ([MayDecide]:
 // tenant, clearance by garmd's own lattice, every approver compartment, and four eyes when the
 // tool declares distinct_approver). A request the approver may not decide answers exactly what a
 // missing one answers, so the service never reveals that it exists.

@@ -75,15 +75,12 @@ func startPlane(t *testing.T) *plane {
 // its default hour.
 func startPlaneWith(t *testing.T, sessionTTL time.Duration) *plane {
 	t.Helper()
-	ctx := bounded(t)
-	_, js := garmtooltest.ConnectJetStream(t, garmtooltest.StartJetStream(t).URL())
-	store, err := pending.Ensure(ctx, js, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: wire.AuditStream, Subjects: []string{wire.AuditStreamSubjects}}); err != nil {
-		t.Fatal(err)
-	}
+	return startDevPlane(t, func(cfg *approvals.Config) { cfg.SessionTTL = sessionTTL })
+}
+
+// startDevPlane is the approvals service signing in through the dev IdP, configured by edit.
+func startDevPlane(t *testing.T, edit func(*approvals.Config)) *plane {
+	t.Helper()
 	personas, err := idp.LoadPersonas(filepath.Join("testdata", "personas.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +94,31 @@ func startPlaneWith(t *testing.T, sessionTTL time.Duration) *plane {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = idpSrv.Close() })
+	p := startPlaneOn(t, func(cfg *approvals.Config) {
+		cfg.OIDCIssuer, cfg.OIDCDiscoveryURL = id.Issuer(), idpSrv.URL()
+		edit(cfg)
+		if err := id.RegisterClient(cfg.OIDCClientID, cfg.BaseURL+approvals.CallbackPath); err != nil {
+			t.Fatal(err)
+		}
+	})
+	p.idp, p.idpSrv = id, idpSrv
+	return p
+}
 
+// startPlaneOn is the approvals service on a real listener, with a real NATS server, configured
+// by edit after the defaults of the tests (the subject claim sub, the test's clock); edit names
+// the identity provider and registers the service with it.
+func startPlaneOn(t *testing.T, edit func(*approvals.Config)) *plane {
+	t.Helper()
+	ctx := bounded(t)
+	_, js := garmtooltest.ConnectJetStream(t, garmtooltest.StartJetStream(t).URL())
+	store, err := pending.Ensure(ctx, js, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: wire.AuditStream, Subjects: []string{wire.AuditStreamSubjects}}); err != nil {
+		t.Fatal(err)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -110,12 +131,9 @@ func startPlaneWith(t *testing.T, sessionTTL time.Duration) *plane {
 	clk := &clock{}
 	cfg := approvals.Config{
 		BaseURL: base, KeyFile: keyFile, GrantAudience: grantAudience,
-		OIDCIssuer: id.Issuer(), OIDCDiscoveryURL: idpSrv.URL(), OIDCClientID: approvals.DefaultOIDCClientID,
-		SessionTTL: sessionTTL, Now: clk.Now,
+		OIDCClientID: approvals.DefaultOIDCClientID, SubjectClaim: "sub", Now: clk.Now,
 	}
-	if err := id.RegisterClient(cfg.OIDCClientID, base+approvals.CallbackPath); err != nil {
-		t.Fatal(err)
-	}
+	edit(&cfg)
 	svc, err := approvals.New(ctx, cfg, store, approvals.NewAuditStream(js))
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +141,7 @@ func startPlaneWith(t *testing.T, sessionTTL time.Duration) *plane {
 	srv := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
-	return &plane{svc: svc, base: base, idp: id, idpSrv: idpSrv, store: store, js: js, clock: clk, keyFile: keyFile}
+	return &plane{svc: svc, base: base, store: store, js: js, clock: clk, keyFile: keyFile}
 }
 
 // ask records a payment request as garmd would, by subject acting through act.

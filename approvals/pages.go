@@ -20,16 +20,27 @@ type pageData struct {
 	CSRF     string
 
 	Requests []pending.Request
-	Request  *pending.Request
-	Decision *pending.Decision
-	Material []materialRow
-	Age      string
-	Left     string
+	// Next is the link to the inbox's next page, empty on its last; Continued says this page is
+	// not the first.
+	Next      string
+	Continued bool
+	Request   *pending.Request
+	Decision  *pending.Decision
+	Material  []materialRow
+	// Escaped says a material row is marked.
+	Escaped bool
+	Age     string
+	Left    string
 
 	Message, Link, LinkText string
 }
 
-type materialRow struct{ Path, Text string }
+// materialRow is one material value as the page shows it: Text is [visible]'s, and Escaped marks
+// a row whose value held characters shown as escapes.
+type materialRow struct {
+	Path, Text string
+	Escaped    bool
+}
 
 // render executes the named page into a buffer first, so a template error never sends half a
 // page.
@@ -72,26 +83,35 @@ func (s *Service) toSignIn(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, s.base+LoginPath+"?next="+url.QueryEscape(r.URL.Path), http.StatusSeeOther)
 }
 
-// serveInbox lists the open requests this approver may decide, oldest first.
+// serveInbox lists a page of the open requests this approver may decide, oldest first. The
+// approver's tenant is read alone and filtered by [MayDecide] before the page is bounded, so
+// requests this approver may not decide never hide those they may; a page that stopped early
+// links to the next and never says that nothing is waiting.
 func (s *Service) serveInbox(w http.ResponseWriter, r *http.Request) {
 	ss, ok := s.currentSession(r)
 	if !ok {
 		s.toSignIn(w, r)
 		return
 	}
-	open, err := s.requests.Open(r.Context(), s.cfg.InboxLimit)
+	after := r.URL.Query().Get("after")
+	if !pending.ValidPosition(after) {
+		after = ""
+	}
+	a := ss.approver
+	now := s.cfg.Now()
+	page, err := s.requests.Inbox(r.Context(), a.Tenant, after, s.cfg.InboxLimit, func(req pending.Request) bool {
+		return MayDecide(a, req) && now.Before(req.Expires)
+	})
 	if err != nil {
 		s.log.Error("approvals: read the inbox", "err", err)
 		s.message(w, r, http.StatusServiceUnavailable, "Inbox unavailable", "The requests could not be read. Try again shortly.", "", "")
 		return
 	}
-	var mine []pending.Request
-	for _, req := range open {
-		if MayDecide(ss.approver, req) {
-			mine = append(mine, req)
-		}
+	d := pageData{Title: "Inbox", Requests: page.Requests, Continued: after != ""}
+	if page.Next != "" {
+		d.Next = s.base + "/?after=" + url.QueryEscape(page.Next)
 	}
-	s.render(w, http.StatusOK, "inbox.html", signedIn(pageData{Title: "Inbox", Requests: mine}, ss))
+	s.render(w, http.StatusOK, "inbox.html", signedIn(d, ss))
 }
 
 // serveRequest shows one request to an approver who may decide it.
@@ -122,11 +142,15 @@ func (s *Service) serveRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var rows []materialRow
+	anyEscaped := false
 	for _, path := range slices.Sorted(maps.Keys(req.Material)) {
-		rows = append(rows, materialRow{Path: path, Text: req.Material[path]})
+		text, escaped := visible(req.Material[path])
+		p, pathEscaped := visible(path)
+		rows = append(rows, materialRow{Path: p, Text: text, Escaped: escaped || pathEscaped})
+		anyEscaped = anyEscaped || escaped || pathEscaped
 	}
 	s.render(w, http.StatusOK, "request.html", signedIn(pageData{
-		Title: req.ToolTitle, Request: &req, Decision: d, Material: rows,
+		Title: req.ToolTitle, Request: &req, Decision: d, Material: rows, Escaped: anyEscaped,
 		Age: now.Sub(req.Created).Round(time.Second).String(), Left: req.Expires.Sub(now).Round(time.Second).String(),
 	}, ss))
 }

@@ -28,7 +28,11 @@ const (
 //go:embed pages
 var pageFiles embed.FS
 
-var pages = template.Must(template.ParseFS(pageFiles, "pages/*.html"))
+// pages are the page templates; shown is [visible] for the texts a caller chose (subjects,
+// actors, the tenant) outside the material, which marks its rows itself.
+var pages = template.Must(template.New("pages").Funcs(template.FuncMap{
+	"shown": func(s string) string { v, _ := visible(s); return v },
+}).ParseFS(pageFiles, "pages/*.html"))
 
 // Service is the approvals service: approvers sign in, see the requests they may decide, and
 // approve or deny them; an approval is a grant garmd accepts.
@@ -40,6 +44,7 @@ type Service struct {
 	requests Requests
 	audit    Auditor
 	sessions *sessions
+	sealer   *sealer
 	oauth    oauth2.Config
 	verifier *oidc.IDTokenVerifier
 	oidcCtx  context.Context // carries the HTTP client and, for the dev IdP, the issuer override
@@ -67,13 +72,17 @@ func New(ctx context.Context, cfg Config, requests Requests, audit Auditor) (*Se
 	if cfg.OIDCDiscoveryURL != cfg.OIDCIssuer {
 		oidcCtx = oidc.InsecureIssuerURLContext(oidcCtx, cfg.OIDCIssuer)
 	}
+	seal, err := newSealer(cfg.SealKey)
+	if err != nil {
+		return nil, err
+	}
 	provider, err := oidc.NewProvider(oidcCtx, cfg.OIDCDiscoveryURL)
 	if err != nil {
 		return nil, fmt.Errorf("approvals: discover the identity provider: %w", err)
 	}
 	return &Service{
 		cfg: cfg, base: u.Path, log: cfg.Logger, signer: sgn,
-		requests: requests, audit: audit, sessions: newSessions(cfg.MaxSessions),
+		requests: requests, audit: audit, sessions: newSessions(cfg.MaxSessions, cfg.MaxSessionsPerApprover), sealer: seal,
 		oauth: oauth2.Config{
 			ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret,
 			Endpoint: provider.Endpoint(), RedirectURL: cfg.BaseURL + CallbackPath,

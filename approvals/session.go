@@ -3,6 +3,8 @@ package approvals
 import (
 	"crypto/rand"
 	"crypto/subtle"
+	"errors"
+	"slices"
 	"sync"
 	"time"
 )
@@ -25,58 +27,53 @@ type session struct {
 	expires  time.Time
 }
 
-// login is a sign-in under way, from /login to /callback: the PKCE verifier and nonce never leave
-// the server, and binding is the value of the cookie set on the browser that began it.
-type login struct {
-	verifier, nonce, binding, next string
-	expires                        time.Time
-}
-
-// loginTTL is how long a sign-in may take at the identity provider.
-const loginTTL = 10 * time.Minute
-
-// maxLogins bounds the sign-ins under way; beyond it the oldest is dropped.
-const maxLogins = 1000
-
-// sessions is the server-side session store, bounded.
+// sessions is the server-side session store, bounded twice: each approver holds at most perApprover
+// sessions, and the store at most max. Only a signed-in approver makes a session, and making one
+// never ends another approver's: beyond their own bound an approver's own oldest session ends,
+// and a full store refuses new sign-ins instead of signing anybody out.
 type sessions struct {
-	mu     sync.Mutex
-	max    int
-	byID   map[string]*session
-	logins map[string]*login // by OAuth state
+	mu          sync.Mutex
+	max         int
+	perApprover int
+	byID        map[string]*session
 }
 
-func newSessions(max int) *sessions {
-	return &sessions{max: max, byID: map[string]*session{}, logins: map[string]*login{}}
+// errSessionsFull is a sign-in refused because the store holds max live sessions.
+var errSessionsFull = errors.New("approvals: every session is taken")
+
+func newSessions(max, perApprover int) *sessions {
+	return &sessions{max: max, perApprover: perApprover, byID: map[string]*session{}}
 }
 
 // randomToken is 256 random bits, text.
 func randomToken() string { return rand.Text() + rand.Text() }
 
-// create starts a session for a, ending at expires. When the store is full, expired sessions go
-// first, then the one ending soonest.
-func (s *sessions) create(a Approver, now, expires time.Time) *session {
+// create starts a session for a, ending at expires. Expired sessions go first; then, when a
+// already holds perApprover sessions, a's own ending soonest; and when the store is still full
+// the sign-in is refused with errSessionsFull: no other approver is signed out.
+func (s *sessions) create(a Approver, now, expires time.Time) (*session, error) {
 	ss := &session{id: randomToken(), csrf: randomToken(), approver: a, expires: expires}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.byID) >= s.max {
-		for id, old := range s.byID {
-			if !now.Before(old.expires) {
-				delete(s.byID, id)
-			}
+	var own []*session
+	for id, old := range s.byID {
+		switch {
+		case !now.Before(old.expires):
+			delete(s.byID, id)
+		case old.approver.Subject == a.Subject:
+			own = append(own, old)
 		}
 	}
-	for len(s.byID) >= s.max {
-		var soonest *session
-		for _, old := range s.byID {
-			if soonest == nil || old.expires.Before(soonest.expires) {
-				soonest = old
-			}
-		}
-		delete(s.byID, soonest.id)
+	slices.SortFunc(own, func(x, y *session) int { return x.expires.Compare(y.expires) })
+	for len(own) >= s.perApprover {
+		delete(s.byID, own[0].id)
+		own = own[1:]
+	}
+	if len(s.byID) >= s.max {
+		return nil, errSessionsFull
 	}
 	s.byID[ss.id] = ss
-	return ss
+	return ss, nil
 }
 
 // get is the live session with id; an expired one is removed and not answered.
@@ -99,43 +96,6 @@ func (s *sessions) end(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.byID, id)
-}
-
-// beginLogin records a sign-in under a fresh state, answering the state.
-func (s *sessions) beginLogin(l *login, now time.Time) string {
-	state := randomToken()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for st, old := range s.logins {
-		if !now.Before(old.expires) {
-			delete(s.logins, st)
-		}
-	}
-	for len(s.logins) >= maxLogins {
-		var oldest string
-		for st, old := range s.logins {
-			if oldest == "" || old.expires.Before(s.logins[oldest].expires) {
-				oldest = st
-			}
-		}
-		delete(s.logins, oldest)
-	}
-	s.logins[state] = l
-	return state
-}
-
-// finishLogin takes the sign-in recorded under state, once, if it is unexpired and was begun by
-// the browser holding binding.
-func (s *sessions) finishLogin(state, binding string, now time.Time) (*login, bool) {
-	s.mu.Lock()
-	l, ok := s.logins[state]
-	delete(s.logins, state)
-	s.mu.Unlock()
-	if !ok || !now.Before(l.expires) || binding == "" ||
-		subtle.ConstantTimeCompare([]byte(l.binding), []byte(binding)) != 1 {
-		return nil, false
-	}
-	return l, true
 }
 
 // checkCSRF reports whether token is this session's CSRF token, compared in constant time.

@@ -104,3 +104,19 @@ func TestGarmdRefusesToStartOnACatalogueThatWouldNotMount(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+func TestCheckReportsTheInstanceRulesItCompiled(t *testing.T) {
+	c, err := builder.FromRoots(context.Background(), filepath.Join("..", "protoc-gen-garm", "testdata", "instance_rules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "c.binpb")
+	writeFile(t, path, c.Bytes)
+	var out bytes.Buffer
+	if err := garmd.Check(&out, garmd.CheckConfig{Catalogue: path}); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if want := "instance rules: 3 compiled, on 1 of 1 tools; 2 principal attributes declared\nwould mount"; !strings.Contains(out.String(), want) {
+		t.Fatalf("check output lacks %q:\n%s", want, out.String())
+	}
+}

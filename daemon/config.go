@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -148,6 +149,11 @@ type Config struct {
 	// ledger. A provider given here belongs to the caller, who shuts it
 	// down; garmd only flushes it, after the ledger.
 	TracerProvider trace.TracerProvider
+	// Guard, when set, wraps the handlers of the tool plane and the admin
+	// listener. The dev plane serves garmd behind its loopback Host
+	// allowlist with it (devkit/loopback, decision 0087). Not a flag: a
+	// deployment guards its listeners with what stands before them.
+	Guard func(http.Handler) http.Handler
 }
 
 // MinHashKey is the shortest hash key garmd accepts, in bytes.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/garm-dev/garm/approvals/pending"
 	"github.com/garm-dev/garm/daemon/internal/approval"
 	"github.com/garm-dev/garm/daemon/internal/audit"
 	auditjs "github.com/garm-dev/garm/daemon/internal/audit/jetstream"
@@ -101,13 +100,10 @@ func (d *Daemon) openGrants(ctx context.Context, js jetstream.JetStream) error {
 }
 
 // openApprovals binds the approval-request bucket, checking it is fit for
-// requests that expire with their grant age; garmd creates no bucket.
+// requests that expire with their grant age and fenced; garmd creates no
+// bucket.
 func (d *Daemon) openApprovals(ctx context.Context, js jetstream.JetStream) error {
-	store, err := pending.Open(ctx, js)
-	if err != nil {
-		return err
-	}
-	desk, err := approval.New(store, d.cfg.ApprovalsURL)
+	desk, err := approval.Open(ctx, js, d.cfg.ApprovalsURL)
 	if err != nil {
 		return err
 	}

@@ -243,6 +243,10 @@ func (d *Daemon) open(ctx context.Context) error {
 			return err
 		}
 	}
+	adminH := admin.Handler(admin.Config{Ready: d.ready, Degraded: d.degraded, Metrics: d.metrics.Handler(), Logger: logger})
+	if cfg.Guard != nil {
+		handler, adminH = cfg.Guard(handler), cfg.Guard(adminH)
+	}
 	d.planeSrv = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: cfg.HeaderTimeout,
@@ -254,7 +258,7 @@ func (d *Daemon) open(ctx context.Context) error {
 		MaxHeaderBytes: cfg.MaxHeaderBytes,
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	d.adminH = admin.Handler(admin.Config{Ready: d.ready, Degraded: d.degraded, Metrics: d.metrics.Handler(), Logger: logger})
+	d.adminH = adminH
 
 	if d.adminL, err = admin.Listen(cfg.AdminListen); err != nil {
 		return fmt.Errorf("--admin-listen %s: %w", cfg.AdminListen, err)

@@ -29,15 +29,13 @@ func TestAnMCPCallIsOneTraceWithTheMCPAttributes(t *testing.T) {
 	if ans.status != http.StatusOK || !strings.Contains(string(ans.body), `"result"`) {
 		t.Fatalf("%d %s", ans.status, ans.body)
 	}
-	spans := tr.spans(t, caller.traceID, 7)
+	spans := tr.spans(t, caller.traceID, 6)
 	root(t, spans, caller)
-	// The gate authenticates before the body (and its _meta) is read: its
-	// span is recorded with the times it took; the chain's own check then
-	// finds the token in the cache.
+	// The chain is the one gate: it authenticates once, in the span the
+	// endpoint lent it.
 	want := trim(`
 	tools/call calc.v1.add server garm.catalogue.digest=* garm.event_id=* garm.outcome=ok garm.surface=mcp garm.version=* gen_ai.operation.name=execute_tool gen_ai.tool.name=calc.v1.add mcp.method.name=tools/call mcp.protocol.version=2025-11-25
 	  authenticate internal garm.authn.token_cache_hit=false
-	  authenticate internal garm.authn.token_cache_hit=true
 	  validate_input internal
 	  request calc.v1.Calculator.Add client messaging.destination.name=calc.v1.Calculator.Add messaging.operation.name=request messaging.operation.type=send messaging.system=nats
 	    calc.v1.add server garm.outcome=ok garm.tool.fqn=calc.v1.add messaging.destination.name=calc.v1.Calculator.Add messaging.system=nats
@@ -47,8 +45,8 @@ func TestAnMCPCallIsOneTraceWithTheMCPAttributes(t *testing.T) {
 		t.Errorf("trace:\n%s\nwant:\n%s", got, want)
 	}
 
-	// A call refused for its parameters never reaches the chain; its span
-	// says so.
+	// A call refused for its parameters is refused by the chain once it
+	// knows who called, with a row; its span says so.
 	refused := newCallerTrace(0x21)
 	if ans := s.mcpTracedCall(s.token("public"), "calc.v1.add", `[1]`, refused.header()); !strings.Contains(string(ans.body), `"error"`) {
 		t.Fatalf("%d %s", ans.status, ans.body)
@@ -56,7 +54,7 @@ func TestAnMCPCallIsOneTraceWithTheMCPAttributes(t *testing.T) {
 	spans = tr.spans(t, refused.traceID, 2)
 	root(t, spans, refused)
 	want = trim(`
-	tools/call server error.type=invalid_argument garm.catalogue.digest=* garm.outcome=denied garm.surface=mcp garm.version=* gen_ai.operation.name=execute_tool mcp.method.name=tools/call mcp.protocol.version=2025-11-25 status=error:invalid_argument
+	tools/call server error.type=invalid_argument garm.catalogue.digest=* garm.event_id=* garm.outcome=denied garm.surface=mcp garm.version=* gen_ai.operation.name=execute_tool mcp.method.name=tools/call mcp.protocol.version=2025-11-25 status=error:invalid_argument
 	  authenticate internal garm.authn.token_cache_hit=false
 	`)
 	if got := renderTree(spans, trace.SpanID{}); got != want {

@@ -21,6 +21,11 @@ type Approval struct {
 	Tool string
 	// Subject is the sub of the caller who will present the grant.
 	Subject string
+	// Tenant is the caller's tenant; empty binds none (the dev identity provider's grants).
+	Tenant string
+	// Act is the caller's delegation chain, outermost actor first; nil binds none, an empty
+	// non-nil list binds a call made directly.
+	Act []string
 	// Task optionally names the task the approval belongs to.
 	Task string
 	// MaterialDigest is wire.MaterialDigest of the texts the approver saw; empty when the tool
@@ -28,15 +33,19 @@ type Approval struct {
 	MaterialDigest string
 }
 
-// Claim is the garm_grant claim. approver_compartments is always present, sorted.
+// Claim is the garm_grant claim. approver_compartments is always present, sorted. tenant and act,
+// when present, bind the caller's tenant and delegation chain (an empty act: a direct call), and
+// garmd refuses a call whose own differ.
 type Claim struct {
-	Tool                 string   `json:"tool"`
-	Subject              string   `json:"subject"`
-	Task                 string   `json:"task,omitempty"`
-	Material             string   `json:"material,omitempty"`
-	Approver             string   `json:"approver"`
-	ApproverClearance    string   `json:"approver_clearance"`
-	ApproverCompartments []string `json:"approver_compartments"`
+	Tool                 string    `json:"tool"`
+	Subject              string    `json:"subject"`
+	Tenant               string    `json:"tenant,omitempty"`
+	Act                  *[]string `json:"act,omitempty"`
+	Task                 string    `json:"task,omitempty"`
+	Material             string    `json:"material,omitempty"`
+	Approver             string    `json:"approver"`
+	ApproverClearance    string    `json:"approver_clearance"`
+	ApproverCompartments []string  `json:"approver_compartments"`
 }
 
 // Claims is a grant's whole payload: iss, aud (one string), jti, iat, exp and garm_grant. It
@@ -61,6 +70,11 @@ func NewClaims(issuer, audience string, now time.Time, ttl time.Duration, a Appr
 		compartments = []string{}
 	}
 	slices.Sort(compartments)
+	var act *[]string
+	if a.Act != nil {
+		chain := append([]string{}, a.Act...)
+		act = &chain
+	}
 	return Claims{
 		Issuer:   issuer,
 		Audience: audience,
@@ -70,6 +84,8 @@ func NewClaims(issuer, audience string, now time.Time, ttl time.Duration, a Appr
 		Grant: Claim{
 			Tool:                 a.Tool,
 			Subject:              a.Subject,
+			Tenant:               a.Tenant,
+			Act:                  act,
 			Task:                 a.Task,
 			Material:             a.MaterialDigest,
 			Approver:             by.Subject,

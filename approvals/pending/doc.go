@@ -6,19 +6,31 @@
 // grant: the request carries the tool, the caller (subject, act chain,
 // tenant), the canonical texts of the tool's material fields and their
 // digest, exactly what a grant's material claim must be. The approvals
-// service lists open requests ([Store.Open]), reads one ([Store.Get]) and
-// records a human's verdict ([Store.Decide]), with the grant it minted when
-// the verdict is to approve. garmd then reads the decision back ([Store.Get])
+// service lists an approver's inbox ([Store.Inbox]: one tenant's open
+// requests, filtered by the approver's judgement before they are bounded,
+// in pages that say where to go on), reads one ([Store.Get]) and records a
+// human's verdict ([Store.Decide]), with the grant it minted when the
+// verdict is to approve. garmd then reads the decision back ([Store.Get])
 // and spends the grant through its own step 5, as if the caller had sent it.
 //
-// The bucket holds three kinds of key, each written once ([keys.go]):
+// The bucket holds five kinds of key, each written once ([keys.go]):
 // req.<id> (the request), ask.<hash> (which open request the same caller
-// asking for the same material reuses) and dec.<id> (the decision). Every
-// write is create-only (or compare-and-swap for the reuse key), and every key
-// carries a per-message TTL, so a request disappears when its grant age runs
-// out and a decision never outlives its request. Who may write which keys is
-// not decided here but on the bus: garmd publishes only req. and ask. keys,
-// the approvals service only dec. keys (catalogue-builder/natsperm).
+// asking for the same material reuses), caller.<hash>.<id> (a caller's
+// count), inbox.<hash of the tenant>.<created>.<id> (the tenant's index, so
+// an inbox costs what its tenant holds, not what every tenant holds) and
+// dec.<id> (the decision). Every write is create-only (or compare-and-swap
+// for the reuse key), and every key carries a per-message TTL, so a request
+// disappears when its grant age runs out and a decision never outlives its
+// request. Keys are listed from the stream's subject index, never with a
+// consumer. Who may write which keys is not decided here but on the bus:
+// garmd publishes only req., ask., caller. and inbox. keys, the approvals
+// service only dec. keys (catalogue-builder/natsperm).
+//
+// The bucket is fenced ([Fence]): its stream refuses purges, roll-ups and
+// message deletes, so no identity allowed to write one key can empty it
+// with one publish. [Open], which garmd and the approvals service both bind
+// it with, refuses a bucket that is not, printing the command that fences
+// it ([FenceCommand]).
 //
 // What this package refuses: an id that is not exactly what [NewID] makes
 // ([ValidID]: 26 characters of lowercase base32, canonical), so no id can

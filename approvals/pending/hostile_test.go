@@ -167,8 +167,7 @@ func TestAskingAgainAfterARequestExpiredMakesOneNewRequestAndReusesIt(t *testing
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Past its expiry the server's TTL has removed the reuse key, leaving
-	// a marker on its subject.
+	// Past its expiry the server's TTL has removed the reuse key.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if _, _, err := s.Lookup(ctx, first.ID); err == nil && time.Now().After(first.Expires.Add(1500*time.Millisecond)) {

@@ -4,11 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 )
 
-// The four kinds of key in the bucket. garmd writes RequestPrefix,
-// AskPrefix and CallerPrefix keys, the approvals service DecisionPrefix
-// keys; the bus permissions of each are built from these.
+// The five kinds of key in the bucket. garmd writes RequestPrefix,
+// AskPrefix, CallerPrefix and InboxPrefix keys, the approvals service
+// DecisionPrefix keys; the bus permissions of each are built from these.
 const (
 	RequestPrefix  = "req."
 	AskPrefix      = "ask."
@@ -16,6 +17,10 @@ const (
 	// CallerPrefix keys, caller.<hash of the caller>.<id>, count a
 	// caller's requests against MaxRequestsPerCaller.
 	CallerPrefix = "caller."
+	// InboxPrefix keys, inbox.<hash of the tenant>.<created>.<id>, index
+	// a tenant's requests oldest first, so that an approver's inbox reads
+	// its tenant's keys and no other's ([Store.Inbox]).
+	InboxPrefix = "inbox."
 )
 
 func requestKey(id string) string  { return RequestPrefix + id }
@@ -60,3 +65,24 @@ func digest(r Request, call bool) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// tenantInbox is the key prefix of tenant's inbox keys: the hex SHA-256 of
+// the tenant, so any tenant string makes a valid key token.
+func tenantInbox(tenant string) string {
+	h := sha256.New()
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(tenant)))
+	h.Write(n[:])
+	h.Write([]byte(tenant))
+	return InboxPrefix + hex.EncodeToString(h.Sum(nil)) + "."
+}
+
+// inboxPosition is where r sorts in its tenant's inbox: its creation time
+// in Unix nanoseconds, zero-padded so that text order is time order, and
+// its id.
+func inboxPosition(r Request) string {
+	return fmt.Sprintf("%020d.%s", r.Created.UnixNano(), r.ID)
+}
+
+// inboxKey is r's key in its tenant's inbox.
+func inboxKey(r Request) string { return tenantInbox(r.Tenant) + inboxPosition(r) }

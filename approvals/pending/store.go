@@ -7,16 +7,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
-
-// markerTTL is how long the bucket keeps the marker a key leaves when its
-// TTL removes it; the server needs one for per-key TTLs at all.
-const markerTTL = time.Minute
 
 // maxValueSize bounds one record: a request carries a tool's texts and its
 // material, never a payload.
@@ -27,46 +24,87 @@ type Store struct {
 	kv  jetstream.KeyValue
 	js  jetstream.JetStream
 	now func() time.Time
+	// reads counts the records read, so a test can pin what a view costs.
+	reads atomic.Uint64
 }
 
-// Ensure creates the bucket, or updates it to this package's configuration,
-// with the given number of replicas, and returns a Store on it: for tests and
-// the dev plane. A deployment creates the bucket once and garmd binds it
-// with Open.
+// Ensure creates the bucket when it is missing, with the given number of
+// replicas, fences it ([Fence]) and returns a Store
+// on it: for tests and the dev plane. A deployment creates the bucket once
+// and garmd and the approvals service bind it with Open.
 func Ensure(ctx context.Context, js jetstream.JetStream, replicas int) (*Store, error) {
 	if replicas < 1 {
 		replicas = 1
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, BucketConfig(replicas))
+	// An existing bucket is only fenced: updating it to BucketConfig
+	// would undo its fence, which the server refuses.
+	_, err := js.KeyValue(ctx, Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		_, err = js.CreateKeyValue(ctx, BucketConfig(replicas))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("pending: creating bucket %s: %w", Bucket, err)
 	}
-	return &Store{kv: kv, js: js, now: time.Now}, nil
+	if err := Fence(ctx, js); err != nil {
+		return nil, err
+	}
+	return Open(ctx, js)
 }
 
-// BucketConfig is the configuration Ensure gives the bucket: file storage,
-// one value per key, and per-key TTLs.
+// BucketConfig is the configuration Ensure creates the bucket with before
+// fencing it: file storage, one value per key.
 func BucketConfig(replicas int) jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{
-		Bucket:         Bucket,
-		Description:    "garm approval requests (req., ask.) and decisions (dec.)",
-		History:        1,
-		Storage:        jetstream.FileStorage,
-		Replicas:       replicas,
-		MaxValueSize:   maxValueSize,
-		LimitMarkerTTL: markerTTL,
+		Bucket:       Bucket,
+		Description:  "garm approval requests (req., ask., caller., inbox.) and decisions (dec.)",
+		History:      1,
+		Storage:      jetstream.FileStorage,
+		Replicas:     replicas,
+		MaxValueSize: maxValueSize,
 	}
 }
 
+// Fence makes the bucket's stream take per-key TTLs and refuse purges and
+// roll-ups: a key-value bucket allows both by default, so one publish with
+// a roll-up header on any key an identity may write would empty the bucket
+// of every request, decision and count. The server's TTL markers need
+// roll-ups, so the bucket keeps none: an expired key simply goes. Fence is what an operator does with
+// [FenceCommand]; garmd and the approvals service only check (Open).
+func Fence(ctx context.Context, js jetstream.JetStream) error {
+	s, err := js.Stream(ctx, kvStream)
+	if err != nil {
+		return fmt.Errorf("pending: fencing bucket %s: %w", Bucket, err)
+	}
+	cfg := s.CachedInfo().Config
+	cfg.AllowMsgTTL = true
+	cfg.SubjectDeleteMarkerTTL = 0
+	cfg.AllowRollup = false
+	cfg.DenyPurge = true
+	cfg.DenyDelete = true
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		return fmt.Errorf("pending: fencing bucket %s: %w", Bucket, err)
+	}
+	return nil
+}
+
+// FenceCommand is the nats CLI command that fences the bucket's stream.
+func FenceCommand() string {
+	return "nats stream edit " + kvStream + " --allow-msg-ttl --no-allow-rollup --deny-purge --deny-delete"
+}
+
+// kvStream is the stream behind the bucket.
+const kvStream = "KV_" + Bucket
+
 // Open binds the existing bucket and checks what this package relies on: it
-// is a key-value bucket, file-backed, takes per-key TTLs, takes new keys and
-// never discards old ones to make room. The error names every problem; Open
-// creates and changes nothing.
+// is a key-value bucket, file-backed, takes per-key TTLs, takes new keys,
+// never discards old ones to make room, and is fenced: no purge, no roll-up,
+// no message delete. The error names every problem and the command that
+// fixes it; Open creates and changes nothing.
 func Open(ctx context.Context, js jetstream.JetStream) (*Store, error) {
 	kv, err := js.KeyValue(ctx, Bucket)
 	switch {
 	case errors.Is(err, jetstream.ErrBucketNotFound):
-		return nil, fmt.Errorf("approvals bucket %s does not exist; create it file-backed with per-key TTLs, e.g. nats kv add %s --storage file --history 1 --marker-ttl 1m", Bucket, Bucket)
+		return nil, fmt.Errorf("approvals bucket %s does not exist; create it file-backed, without --marker-ttl, and fence it: nats kv add %s --storage file --history 1, then %s", Bucket, Bucket, FenceCommand())
 	case errors.Is(err, jetstream.ErrBadBucket):
 		return nil, fmt.Errorf("approvals bucket %s exists but is not a key-value bucket", Bucket)
 	case err != nil:
@@ -85,9 +123,6 @@ func Open(ctx context.Context, js jetstream.JetStream) (*Store, error) {
 		errs = append(errs, fmt.Errorf("approvals bucket %s: its stream's configuration cannot be read", Bucket))
 	} else {
 		stream := withInfo.StreamInfo().Config
-		if !stream.AllowMsgTTL {
-			errs = append(errs, fmt.Errorf("approvals bucket %s does not take per-key TTLs, so no request could expire with its grant age; recreate it with --marker-ttl", Bucket))
-		}
 		if stream.Sealed {
 			errs = append(errs, fmt.Errorf("approvals bucket %s is sealed and takes no new key", Bucket))
 		}
@@ -95,11 +130,36 @@ func Open(ctx context.Context, js jetstream.JetStream) (*Store, error) {
 			errs = append(errs, fmt.Errorf("approvals bucket %s discards its oldest keys when full (max_msgs %d, max_bytes %d); recreate it without limits or with discard new",
 				Bucket, stream.MaxMsgs, stream.MaxBytes))
 		}
+		if missing := fenceProblems(stream); len(missing) > 0 {
+			errs = append(errs, fmt.Errorf("approvals bucket %s is not fenced: it %s, so one publish could empty it of every request and decision; fence it with: %s",
+				Bucket, strings.Join(missing, ", "), FenceCommand()))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return &Store{kv: kv, js: js, now: time.Now}, nil
+}
+
+// fenceProblems are what keeps cfg from being what Fence makes it.
+func fenceProblems(cfg jetstream.StreamConfig) []string {
+	var missing []string
+	if !cfg.AllowMsgTTL {
+		missing = append(missing, "takes no per-key TTLs (no request could expire with its grant age)")
+	}
+	if cfg.AllowRollup {
+		missing = append(missing, "allows roll-ups")
+	}
+	if cfg.SubjectDeleteMarkerTTL > 0 {
+		missing = append(missing, "keeps TTL markers, which need roll-ups (recreate it without --marker-ttl)")
+	}
+	if !cfg.DenyPurge {
+		missing = append(missing, "allows purging")
+	}
+	if !cfg.DenyDelete {
+		missing = append(missing, "allows deleting records")
+	}
+	return missing
 }
 
 // Ask records r as a request waiting for a decision and returns it as
@@ -147,6 +207,12 @@ func (s *Store) Ask(ctx context.Context, r Request) (Request, error) {
 	if err := s.countCaller(ctx, r, life); err != nil {
 		return Request{}, err
 	}
+	// The inbox key goes first: one naming a request that is then not
+	// written is skipped by the inbox, a request without one would be
+	// invisible to every approver.
+	if _, err := s.kv.Create(ctx, inboxKey(r), []byte(id), jetstream.KeyTTL(ttl(life))); err != nil {
+		return Request{}, fmt.Errorf("pending: indexing request: %w", err)
+	}
 	if _, err := s.kv.Create(ctx, requestKey(id), body, jetstream.KeyTTL(ttl(life+ExpiredKept))); err != nil {
 		return Request{}, fmt.Errorf("pending: creating request: %w", err)
 	}
@@ -155,6 +221,8 @@ func (s *Store) Ask(ctx context.Context, r Request) (Request, error) {
 		// withdraw ours, so an approver sees one.
 		if again, gerr := s.kv.Get(ctx, askKey); gerr == nil {
 			if open, ok := s.reusable(ctx, string(again.Value()), r); ok {
+				// Its inbox key expires with it; meanwhile the inbox
+				// skips it, as it names no request.
 				_ = s.kv.Delete(ctx, requestKey(id))
 				return open, nil
 			}
@@ -168,13 +236,13 @@ func (s *Store) Ask(ctx context.Context, r Request) (Request, error) {
 // countCaller counts r as one of its caller's requests, for life, and
 // refuses it with ErrTooMany when the caller already has
 // MaxRequestsPerCaller. The count is the number of the caller's keys the
-// stream holds (a key that expired leaves a marker for a while, and counts
-// until it goes), read before r's key is written: callers asking at the
+// stream holds (the fenced bucket keeps no marker of an expired key), read
+// before r's key is written: callers asking at the
 // same instant on several replicas can pass it together, so the bound holds
 // to within the number of replicas' concurrent asks.
 func (s *Store) countCaller(ctx context.Context, r Request, life time.Duration) error {
 	filter, key := callerKeys(r)
-	stream, err := s.js.Stream(ctx, "KV_"+Bucket)
+	stream, err := s.js.Stream(ctx, kvStream)
 	if err != nil {
 		return fmt.Errorf("pending: counting the caller's requests: %w", err)
 	}
@@ -284,6 +352,7 @@ func (s *Store) Lookup(ctx context.Context, id string) (Request, *Decision, erro
 
 // read decodes the value of key into v; a missing key is ErrNotFound.
 func (s *Store) read(ctx context.Context, key string, v any) error {
+	s.reads.Add(1)
 	e, err := s.kv.Get(ctx, key)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
@@ -339,48 +408,6 @@ func (s *Store) Decide(ctx context.Context, d Decision) error {
 		return fmt.Errorf("pending: recording decision: %w", err)
 	}
 	return nil
-}
-
-// Open returns the undecided, unexpired requests, oldest first, at most
-// limit of them (no limit when limit <= 0): the inbox before the approvals
-// service filters it per approver.
-func (s *Store) Open(ctx context.Context, limit int) ([]Request, error) {
-	lister, err := s.kv.ListKeysFiltered(ctx, "req.>")
-	if err != nil {
-		return nil, fmt.Errorf("pending: listing requests: %w", err)
-	}
-	seen := map[string]bool{}
-	var ids []string
-	for key := range lister.Keys() {
-		id := strings.TrimPrefix(key, "req.")
-		if !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-		}
-	}
-	var open []Request
-	for _, id := range ids {
-		r, d, err := s.Get(ctx, id)
-		switch {
-		case errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalid):
-			continue
-		case err != nil:
-			return nil, err
-		case d != nil:
-			continue
-		}
-		open = append(open, r)
-	}
-	slices.SortFunc(open, func(a, b Request) int {
-		if c := a.Created.Compare(b.Created); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	if limit > 0 && len(open) > limit {
-		open = open[:limit]
-	}
-	return open, nil
 }
 
 // ttl is d rounded up to a whole second, at least one: the granularity of a

@@ -155,10 +155,10 @@ func garmd(byPackage map[string][]toolService) Identity {
 	spent := kvStream(wire.GrantsSpentBucket)
 	approvals := kvStream(wire.ApprovalsBucket)
 	pub = append(pub,
-		// Approval requests: garmd creates them, their reuse keys and
-		// their callers' counts, and reads decisions, which it never
-		// writes.
-		approvalsKeys+"req.>", approvalsKeys+"ask.>", approvalsKeys+"caller.>",
+		// Approval requests: garmd creates them, their reuse keys, their
+		// callers' counts and their tenants' inbox keys, and reads
+		// decisions, which it never writes.
+		approvalsKeys+"req.>", approvalsKeys+"ask.>", approvalsKeys+"caller.>", approvalsKeys+"inbox.>",
 		jsAPI("INFO", approvals), directGet(approvals), jsAPI("MSG.GET", approvals),
 		wire.LedgerStreamSubjects, wire.AuditStreamSubjects, wire.NotifyStreamSubjects,
 		"$KV."+wire.GrantsSpentBucket+".>",
@@ -207,25 +207,29 @@ const ApprovalsUser = "approvals"
 const ApprovalsAuditApp = "approvals"
 
 // Approvals is the approvals service's identity: it reads the approvals
-// bucket (its configuration, its keys, a watch over them for the inbox),
+// bucket (its configuration, its keys, its subject index for the inbox),
 // records decisions with create-only writes of dec. keys, and writes its
-// audit rows for any tenant. It creates no request, writes no reuse key,
-// calls no tool and touches no other stream or bucket; it needs no catalogue,
-// so it is not part of a Set.
+// audit rows for any tenant. It creates no request, writes no reuse, count
+// or inbox key, calls no tool and touches no other stream or bucket; it
+// needs no catalogue, so it is not part of a Set.
+//
+// It creates no consumer: every consumer API is denied, so it can neither
+// have the server deliver a stream to a subject of its choosing nor hold
+// consumers without bound. Its inbox lists keys from the stream's subject
+// index (a stream info request), which needs none.
 func Approvals() Identity {
 	approvals := kvStream(wire.ApprovalsBucket)
 	inbox := InboxPrefix(ApprovalsUser)
 	pub := []string{
 		approvalsKeys + "dec.>",
 		jsAPI("INFO", approvals), directGet(approvals), jsAPI("MSG.GET", approvals),
-		// Listing the open requests is a watch: an ordered consumer the
-		// client creates, feeds and deletes.
-		"$JS.API.CONSUMER.CREATE." + approvals + ".>", "$JS.API.CONSUMER.DELETE." + approvals + ".>",
-		"$JS.FC." + approvals + ".>",
 		"garm.v1.audit.*." + wire.Token(ApprovalsAuditApp), jsAPI("INFO", wire.AuditStream),
 		userInfoSubject,
 	}
-	deny := append([]string{approvalsKeys + "req.>", approvalsKeys + "ask.>", approvalsKeys + "caller.>"}, forgetting(approvals)...)
+	deny := append([]string{
+		approvalsKeys + "req.>", approvalsKeys + "ask.>", approvalsKeys + "caller.>", approvalsKeys + "inbox.>",
+		consumerAPI,
+	}, forgetting(approvals)...)
 	return Identity{
 		Name:        ApprovalsUser,
 		Role:        RoleApprovals,
@@ -236,6 +240,11 @@ func Approvals() Identity {
 		},
 	}
 }
+
+// consumerAPI is every JetStream consumer API subject (create, durable
+// create, delete, pause, next, ...), denied explicitly so that a later
+// hand-made allow of $JS.API.> does not grant them.
+const consumerAPI = "$JS.API.CONSUMER.>"
 
 // tool may take its package's calls, in each tool's queue group, and
 // answer micro discovery for its own services; it publishes nothing but

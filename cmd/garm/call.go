@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"os"
 	"strings"
 
 	"github.com/garm-dev/garm/devkit/devplane"
@@ -25,9 +27,12 @@ var (
 // callTarget is where garm call sends a call and what it sends.
 type callTarget struct {
 	garmd, idp, dev string
-	tool, persona   string
-	agent, grant    string
-	body            string
+	// devSecretFile holds the dev endpoint's secret; empty: the file the
+	// plane at dev writes (devplane.DevSecretFile).
+	devSecretFile string
+	tool, persona string
+	agent, grant  string
+	body          string
 }
 
 // runCall calls a tool as a persona through garmd, like curl, and prints
@@ -49,6 +54,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags.StringVar(&t.garmd, "garmd", envOr("GARM_URL", defaultGarmd), "garmd's tool plane `URL` ($GARM_URL)")
 	flags.StringVar(&t.idp, "idp", envOr("GARM_IDP", defaultIdP), "the dev identity provider's `URL` ($GARM_IDP)")
 	flags.StringVar(&t.dev, "dev", envOr("GARM_DEV", defaultDev), "the dev plane's endpoint `URL`, for the ledger row; empty: none ($GARM_DEV)")
+	flags.StringVar(&t.devSecretFile, "dev-secret-file", os.Getenv("GARM_DEV_SECRET_FILE"), "the `file` holding the dev endpoint's secret; default: the one the plane at --dev writes ($GARM_DEV_SECRET_FILE)")
 	tool, rest := leadingArg(args)
 	if err := flags.Parse(rest); errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -117,7 +123,7 @@ func call(ctx context.Context, t callTarget, w io.Writer) (ok bool, err error) {
 	fmt.Fprintf(w, "event %s\n", orNone(eventID))
 	fmt.Fprintln(w, prettyJSON(body))
 	if t.dev != "" && eventID != "" {
-		row, err := ledgerRow(ctx, t.dev, eventID)
+		row, err := ledgerRow(ctx, t, eventID)
 		if err != nil {
 			fmt.Fprintf(w, "ledger: not read (%v)\n", err)
 		} else {
@@ -138,7 +144,7 @@ func resolveRoute(ctx context.Context, t callTarget) (string, error) {
 		return "", fmt.Errorf("%s: with no dev plane (--dev), name the tool by its route, /<package>.<Service>/<Method>", t.tool)
 	}
 	var routes []devplane.Route
-	if err := getJSON(ctx, strings.TrimRight(t.dev, "/")+"/tools", &routes); err != nil {
+	if err := getDevJSON(ctx, t, "/tools", &routes); err != nil {
 		return "", fmt.Errorf("the dev plane's tools: %w (is garm dev running? or name the route)", err)
 	}
 	var names []string
@@ -153,17 +159,17 @@ func resolveRoute(ctx context.Context, t callTarget) (string, error) {
 
 // ledgerRow is the dev plane's ledger row for the event, waiting a little
 // for it to land: garmd writes it after it answers.
-func ledgerRow(ctx context.Context, dev, eventID string) (devplane.Row, error) {
+func ledgerRow(ctx context.Context, t callTarget, eventID string) (devplane.Row, error) {
 	var row devplane.Row
-	err := getJSON(ctx, strings.TrimRight(dev, "/")+"/ledger/"+eventID+"?wait=10s", &row)
+	err := getDevJSON(ctx, t, "/ledger/"+url.PathEscape(eventID)+"?wait=10s", &row)
 	return row, err
 }
 
 // ledgerSummary is the row in one line: outcome, code, detail.
 func ledgerSummary(r devplane.Row) string {
-	line := "ledger " + r.Outcome
+	line := "ledger " + devplane.LedgerField(r.Outcome)
 	if r.Code != "" {
-		line += " code=" + r.Code
+		line += " code=" + devplane.LedgerField(r.Code)
 	}
 	if r.Detail != "" {
 		line += fmt.Sprintf(" detail=%q", r.Detail)
@@ -174,18 +180,25 @@ func ledgerSummary(r devplane.Row) string {
 	return line
 }
 
-func getJSON(ctx context.Context, url string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+// getDevJSON reads path of the dev endpoint into v, with the run's secret.
+func getDevJSON(ctx context.Context, t callTarget, path string, v any) error {
+	secret, err := devplane.ReadDevSecret(t.dev, t.devSecretFile)
 	if err != nil {
 		return err
 	}
+	u := strings.TrimRight(t.dev, "/") + path
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set(devplane.DevSecretHeader, secret)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answered %s", url, resp.Status)
+		return fmt.Errorf("%s answered %s", u, resp.Status)
 	}
 	return json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(v)
 }

@@ -12,7 +12,15 @@
 //	garm call hr.v1.get_employee --as alice '{"employee_id":"E-1001"}'
 //
 // `go mod tidy` comes first: `go tool` reads go.mod as it is, and garm new
-// writes only the scaffold's direct requirements.
+// writes only the scaffold's direct requirements. garm new refuses a module
+// path the go command would (golang.org/x/mod/module.CheckPath) before it
+// writes anything, and writes the scaffold beside its directory, renaming
+// it into place once whole, so a failure leaves nothing half-written.
+//
+// garm call reads the dev endpoint's ledger rows and tool list with the
+// run's secret, from the file the plane wrote for that address
+// (devplane.DevSecretFile; --dev-secret-file names another): the endpoint
+// answers nothing without it.
 //
 // It lives at cmd/garm in the repository's one module, so that `go
 // install …/cmd/garm@version` is the whole installation (decision 0047).

@@ -14,13 +14,16 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"text/template"
+	"unicode"
 
 	"github.com/bufbuild/protocompile"
 	"github.com/garm-dev/garm/annotations"
 	"github.com/garm-dev/garm/protoc-gen-garm/generate"
 	"github.com/garm-dev/garm/third_party/protovalidate"
+	gomodule "golang.org/x/mod/module"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -97,11 +100,7 @@ func runNew(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *dir == "" {
 		*dir = name
 	}
-	if err := s.write(*dir); err != nil {
-		fmt.Fprintln(stderr, "garm new:", err)
-		return exitFailed
-	}
-	if err := s.generate(ctx, *dir, stderr); err != nil {
+	if err := s.create(ctx, *dir, stderr); err != nil {
 		fmt.Fprintln(stderr, "garm new:", err)
 		return exitFailed
 	}
@@ -119,12 +118,23 @@ func newScaffold(name, module, replace string) (scaffold, error) {
 	if module == "" {
 		module = "example.com/" + name
 	}
+	// The path is written into go.mod and into Go imports as it is: what
+	// the go command would refuse is refused before anything is written.
+	if err := gomodule.CheckPath(module); err != nil {
+		return scaffold{}, fmt.Errorf("--module: %w", err)
+	}
 	if replace != "" {
 		abs, err := filepath.Abs(replace)
 		if err != nil {
 			return scaffold{}, err
 		}
+		if strings.ContainsFunc(abs, unicode.IsControl) {
+			return scaffold{}, fmt.Errorf("--replace: the path %q holds a control character", abs)
+		}
 		replace = abs
+		if strings.ContainsAny(abs, " \t\"'`") {
+			replace = strconv.Quote(abs)
+		}
 	}
 	return scaffold{
 		Name: name, Package: name + ".v1", Service: strings.ToUpper(name[:1]) + name[1:] + "Service",
@@ -147,12 +157,44 @@ func garmVersion(replace string) string {
 // checkout, which its replace directive stands for.
 const unreleasedGarm = "v0.0.0-00010101000000-000000000000"
 
+// create writes the scaffold and its generated code into a new directory
+// beside dir and renames it to dir once every file is written, so a
+// failure leaves nothing behind. dir must not exist or be empty.
+func (s scaffold) create(ctx context.Context, dir string, diagnostics io.Writer) error {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("%s exists and is not empty", dir)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	parent := filepath.Dir(filepath.Clean(dir))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(dir))+".garm-new-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp) // nothing once renamed
+	if err := s.write(tmp); err != nil {
+		return err
+	}
+	if err := s.generate(ctx, tmp, diagnostics); err != nil {
+		return err
+	}
+	// MkdirTemp made it for its owner alone; the scaffold is a module like any other.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	// An empty dir is replaced; one that gained files meanwhile is not.
+	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	return os.Rename(tmp, dir)
+}
+
 // write renders every template into dir, then the annotation protos into
 // dir/third_party.
 func (s scaffold) write(dir string) error {
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		return fmt.Errorf("%s exists and is not empty", dir)
-	}
 	err := fs.WalkDir(scaffoldFiles, "scaffold", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

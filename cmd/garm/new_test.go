@@ -108,3 +108,90 @@ func TestGarmNewRefusesANameThatIsNotAPackageNameAndANonEmptyDirectory(t *testin
 		t.Errorf("a non-empty directory: exit %d", code)
 	}
 }
+
+// A module path the go command would refuse is refused before anything is
+// written: it reaches go.mod and Go imports as it is.
+func TestGarmNewRefusesAModulePathTheGoCommandWouldAndWritesNothing(t *testing.T) {
+	t.Parallel()
+	for _, module := range []string{
+		"example.com/hr\"\nreplace github.com/garm-dev/garm => ../evil",
+		"example.com/hr\n",
+		"example.com/h r",
+		"example.com/../hr",
+		"/abs/hr",
+		"example.com/hr/",
+		"-example.com/hr",
+		"example.com/hr@v1",
+		"Example.com/hr",
+	} {
+		parent := t.TempDir()
+		var out bytes.Buffer
+		if code := run(context.Background(), []string{"new", "toolservice", "hr", "--dir", filepath.Join(parent, "hr"), "--module", module}, &out, &out); code != exitUsage {
+			t.Errorf("--module %q: exit %d:\n%s", module, code, out.String())
+		}
+		if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+			t.Errorf("--module %q: the refusal left %v", module, entries)
+		}
+	}
+	parent := t.TempDir()
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"new", "toolservice", "hr", "--dir", filepath.Join(parent, "hr"), "--replace", "/src/garm\nrequire evil v1.0.0"}, &out, &out); code != exitUsage {
+		t.Errorf("a --replace holding a newline: exit %d:\n%s", code, out.String())
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("a --replace holding a newline: the refusal left %v", entries)
+	}
+}
+
+// The scaffold is written beside its directory and renamed into place only
+// once whole: a failure half-way (here, generating its code) leaves no
+// directory and no temporary one.
+func TestGarmNewLeavesNothingHalfWrittenWhenItFails(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the proto compiler stops at once, after every template is written
+	var out bytes.Buffer
+	if code := run(ctx, []string{"new", "toolservice", "hr", "--dir", filepath.Join(parent, "hr")}, &out, &out); code != exitFailed {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("the failure left %v", entries)
+	}
+	// An empty directory named as the target stays as it was.
+	empty := filepath.Join(parent, "empty")
+	if err := os.Mkdir(empty, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if code := run(ctx, []string{"new", "toolservice", "hr", "--dir", empty}, &out, &out); code != exitFailed {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+		t.Errorf("the failure left %v", entries)
+	}
+	if entries, _ := os.ReadDir(empty); len(entries) != 0 {
+		t.Errorf("the failure wrote %v into the empty directory", entries)
+	}
+}
+
+// A scaffold written into an empty directory that exists replaces it, and
+// reads like one written where nothing was.
+func TestGarmNewFillsAnEmptyDirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"new", "toolservice", "hr", "--dir", dir}, &out, &out); code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	for _, f := range []string{"go.mod", "gen/hr/v1/hr.pb.go", "third_party/garm/tool/v1/tool.proto"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("the scaffold lacks %s: %v", f, err)
+		}
+	}
+	if info, err := os.Stat(dir); err != nil || info.Mode().Perm() != 0o755 {
+		t.Errorf("the scaffold's directory: %v, %v", info.Mode(), err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(dir)); len(entries) != 1 {
+		t.Errorf("beside the scaffold: %v", entries)
+	}
+}

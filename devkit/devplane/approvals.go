@@ -11,6 +11,7 @@ import (
 	"github.com/garm-dev/garm/approvals"
 	"github.com/garm-dev/garm/approvals/pending"
 	"github.com/garm-dev/garm/catalogue-builder/natsperm"
+	"github.com/garm-dev/garm/devkit/loopback"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -21,7 +22,7 @@ type approvalsRun struct {
 	srv *http.Server
 }
 
-// startApprovals runs the approvals service on ApprovalsListen: a grant signing key made for this
+// startApprovals runs the approvals service on ApprovalsListen, behind the loopback guard: a grant signing key made for this
 // run in the run directory (never anywhere else), its sign-in registered with the dev identity
 // provider, the requests in GARM_APPROVALS and the decisions' rows on GARM_AUDIT. garmd trusts it
 // as its only grant issuer (decision 0059).
@@ -64,6 +65,7 @@ func (s *Plane) startApprovals(ctx context.Context) error {
 		OIDCIssuer:       s.idp.Issuer(),
 		OIDCDiscoveryURL: s.idpSrv.URL(),
 		OIDCClientID:     approvals.DefaultOIDCClientID,
+		SubjectClaim:     "sub",
 		Logger:           s.logger.With("component", "approvals"),
 	}
 	if err := s.idp.RegisterClient(cfg.OIDCClientID, base+approvals.CallbackPath); err != nil {
@@ -75,7 +77,9 @@ func (s *Plane) startApprovals(ctx context.Context) error {
 		ln.Close()
 		return fmt.Errorf("the approvals service: %w", err)
 	}
-	srv := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: readyTimeout, ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)}
+	// Guarded from outside: the service is a deployment's component, and a deployment's inbox
+	// answers at its own name.
+	srv := &http.Server{Handler: loopback.Guard(svc.Handler()), ReadHeaderTimeout: readyTimeout, ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)}
 	s.approvals = &approvalsRun{svc: svc, srv: srv}
 	s.urls.Approvals = base
 	go func() {

@@ -14,6 +14,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/garm-dev/garm/devkit/loopback"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -210,7 +211,7 @@ func startFront(addr string, replicas []*url.URL, serving func(int) bool, fail f
 		// A response is streamed as garmd writes it (MCP's event streams).
 		FlushInterval: -1,
 	}
-	f.srv = &http.Server{Handler: proxy, ReadHeaderTimeout: 5 * time.Second}
+	f.srv = &http.Server{Handler: loopback.Guard(proxy), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := f.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			fail(fmt.Errorf("the round-robin front stopped: %v", err))
@@ -235,28 +236,31 @@ through the dev endpoint rather than with kill.{{end}}
   replica {{inc $i}} {{$r}}   admin {{index $.ReplicaAdmins $i}}/readyz /metrics{{if $.ReplicaPIDs}}   pid {{index $.ReplicaPIDs $i}}{{end}}{{end}}
 
 Replica n connects first to node n; the tool services are spread over the nodes in turn.
+
+# The dev endpoint answers only with this run's secret:
+DEV_SECRET=$(cat {{.DevSecretFile}})
 {{if .NodePIDs}}
 # Kill node 2, watch the plane keep serving (the calls above still answer) and replica 2
 # reconnect to another node, then start node 2 again (on its ports and store):
 kill -9 {{index .NodePIDs 1}}
 curl -s {{.Watched}}/metrics | grep -E '^garm_bus_(connected|reconnects_total)'
 curl -s {{.Watched}}/readyz
-curl -s -X POST {{.Dev}}/nodes/2/start
+curl -s -X POST -H "{{.SecretHeader}}: $DEV_SECRET" {{.Dev}}/nodes/2/start
 {{- if .ReplicaPIDs}}
 
 # Kill replica 2: the front sends every call to replica 1 while it is gone. Then start it
 # again on its addresses:
 kill -9 {{index .ReplicaPIDs 1}}
-curl -s -X POST {{.Dev}}/replicas/2/start
+curl -s -X POST -H "{{.SecretHeader}}: $DEV_SECRET" {{.Dev}}/replicas/2/start
 {{- end}}
 # (POST {{.Dev}}/nodes/2/stop stops node 2 gracefully instead of kill.)
 {{else}}
 # Stop node 2, watch the plane keep serving (the calls above still answer) and replica 2
 # reconnect to another node, then start node 2 again:
-curl -s -X POST {{.Dev}}/nodes/2/stop
+curl -s -X POST -H "{{.SecretHeader}}: $DEV_SECRET" {{.Dev}}/nodes/2/stop
 curl -s {{.Watched}}/metrics | grep -E '^garm_bus_(connected|reconnects_total)'
 curl -s {{.Watched}}/readyz
-curl -s -X POST {{.Dev}}/nodes/2/start
+curl -s -X POST -H "{{.SecretHeader}}: $DEV_SECRET" {{.Dev}}/nodes/2/start
 {{end}}`))
 
 // ClusterQuickStart is what a quick-start adds when the plane is a
@@ -270,9 +274,10 @@ func ClusterQuickStart(urls URLs) (string, error) {
 	watched := urls.ReplicaAdmins[min(1, len(urls.ReplicaAdmins)-1)]
 	err := clusterQuickStartText.Execute(&out, struct {
 		URLs
-		R       int
-		Watched string
-	}{urls, min(len(urls.Nodes), 3), watched})
+		R            int
+		Watched      string
+		SecretHeader string
+	}{urls, min(len(urls.Nodes), 3), watched, DevSecretHeader})
 	return out.String(), err
 }
 

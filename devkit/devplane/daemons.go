@@ -12,6 +12,7 @@ import (
 	"github.com/garm-dev/garm/approvals"
 	"github.com/garm-dev/garm/catalogue-builder/natsperm"
 	garmd "github.com/garm-dev/garm/daemon"
+	"github.com/garm-dev/garm/devkit/loopback"
 )
 
 // daemonRun is one running garmd replica.
@@ -135,8 +136,9 @@ func (s *Plane) startReplica(ctx context.Context, i int, run *daemonRun) (string
 	cfg.MCP = true
 	cfg.MinReplicas = s.streamReplicas()
 	cfg.Logger = s.logger
-	if s.traces != nil {
-		cfg.TracerProvider = s.traces
+	cfg.Guard = loopback.Guard
+	if s.garmdTraces != nil {
+		cfg.TracerProvider = s.garmdTraces
 	}
 	if len(s.daemons) > 1 {
 		cfg.Logger = s.logger.With("replica", i+1)

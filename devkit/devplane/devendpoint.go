@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/garm-dev/garm/devkit/loopback"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
 )
 
@@ -108,7 +109,10 @@ type Route struct {
 // /nodes/<n>/stop and /nodes/<n>/start (StopNode, StartNode); when the
 // replicas are processes, POST /replicas/<n>/start (StartReplica). The endpoint
 // exists only in the dev plane, on loopback; a deployment reads its ledger
-// from the stream.
+// from the stream. It answers only behind the loopback guard and with the
+// run's secret, which it writes to DevSecretFile: it tells why a call was
+// refused and lists every tool, which an agent on the same machine must
+// not learn by asking.
 func (s *Plane) startDevEndpoint(addr string) error {
 	if addr == "" {
 		return nil
@@ -126,8 +130,14 @@ func (s *Plane) startDevEndpoint(addr string) error {
 	if s.opts.GarmdBinary != "" {
 		mux.HandleFunc("POST /replicas/{n}/start", s.serveReplica)
 	}
-	s.devSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	s.urls.Dev = "http://" + l.Addr().String()
+	secret, secretFile, err := writeDevSecret(s.urls.Dev)
+	if err != nil {
+		l.Close()
+		return fmt.Errorf("the dev endpoint's secret: %w", err)
+	}
+	s.urls.DevSecretFile = secretFile
+	s.devSrv = &http.Server{Handler: loopback.Guard(requireDevSecret(secret, mux)), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := s.devSrv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.fail(fmt.Errorf("the dev endpoint stopped: %v", err))

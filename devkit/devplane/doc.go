@@ -38,10 +38,29 @@
 // The dev endpoint (Options.DevListen) answers GET /ledger/<event id> with
 // that call's ledger row, error_detail included: the one place a tool
 // author sees why a call was refused, since refusal reasons never reach the
-// wire. It exists here only, on loopback.
+// wire. It exists here only, on loopback, and answers only requests that
+// carry the run's secret in DevSecretHeader: the plane writes it to
+// DevSecretFile (under the user's cache directory, the file 0600 in a 0700
+// directory), where `garm call` reads it, and removes it at Close.
+//
+// Every listener of the plane — the identity provider, the approvals
+// service (its handler wrapped from outside), the dev endpoint, garmd's
+// tool plane and admin listener (garmd's Config.Guard) and a cluster's
+// front — serves behind devkit/loopback's one guard: a Host that is not
+// loopback (a page that rebound its name to 127.0.0.1) and a
+// state-changing request a browser marks cross-origin are refused
+// (decision 0087). garmd replicas run as processes of their own (`make
+// cluster`) are reached through the guarded front; their own ports answer
+// as a deployment's garmd does.
+//
+// With Options.Traces, garmd's spans carry service.name garmd and each
+// in-process tool service's spans its Service.Name: one exporter, one
+// provider per service (decision 0088).
 //
 // What it owns: wiring the parts together for a developer's machine. What
-// it refuses: to bind anything beyond loopback. What is deliberately not
+// it refuses: to bind anything beyond loopback, to answer a request
+// addressed to another name, and to say anything on the dev endpoint
+// without the run's secret. What is deliberately not
 // here: any configuration a deployment needs. The hash-redaction key is
 // random per run and lives in a file only the owner reads; the identity
 // provider's signing key lives only in memory, and its issuer does not

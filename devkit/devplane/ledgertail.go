@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -70,34 +71,45 @@ func (t *ledgerTail) take(msg jetstream.Msg) {
 // and disclosed, the latency, and for a denied or failed call its code
 // (error_kind) and the detail garmd recorded (error_detail). The detail
 // never reaches a caller on the wire; the dev plane is on loopback, for the
-// author of the tools, and showing it is the point of the column.
+// author of the tools, and showing it is the point of the column. Every
+// text column is a LedgerField: what a caller named (a tool that does not
+// exist, a subject) cannot forge a column or a line of its own.
 func LedgerLine(e *ledgerv1.Event) string {
-	principal := orDash(e.GetPrincipalSubject())
+	principal := LedgerField(e.GetPrincipalSubject())
 	if actor := e.GetPrincipalActor(); actor != "" {
-		principal += " via " + actor
+		principal += " via " + LedgerField(actor)
 	}
 	columns := []string{
 		"ledger",
 		e.GetTime().AsTime().Local().Format(time.TimeOnly + ".000"),
-		fmt.Sprintf("%-6s", orDash(e.GetOutcome())),
-		orDash(e.GetTool()),
+		fmt.Sprintf("%-6s", LedgerField(e.GetOutcome())),
+		LedgerField(e.GetTool()),
 		principal,
 		fmt.Sprintf("redacted=%d", e.GetRedactionCount()),
 		fmt.Sprintf("disclosed=%d", e.GetDisclosedCount()),
 		fmt.Sprintf("%.1fms", e.GetLatencyMs()),
 	}
 	if kind := e.GetErrorKind(); kind != "" {
-		columns = append(columns, "code="+kind)
+		columns = append(columns, "code="+LedgerField(kind))
 	}
 	if detail := e.GetErrorDetail(); detail != "" {
-		columns = append(columns, fmt.Sprintf("detail=%q", detail))
+		columns = append(columns, "detail="+strconv.Quote(detail))
 	}
 	return strings.Join(columns, " ")
 }
 
-func orDash(s string) string {
+// LedgerField is a ledger text as one column: "-" when empty, as it is
+// when it holds only letters, digits and . _ - : / @ + (every name garm
+// gives), else quoted with its control, invisible and non-ASCII characters
+// escaped.
+func LedgerField(s string) string {
 	if s == "" {
 		return "-"
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-:/@+", r)) {
+			return strconv.QuoteToASCII(s)
+		}
 	}
 	return s
 }

@@ -204,6 +204,9 @@ type URLs struct {
 	Logs string
 	// Dev is the dev plane's own endpoint: GET /ledger/<event id>.
 	Dev string
+	// DevSecretFile holds the secret every request to Dev carries in the
+	// DevSecretHeader header; it is DevSecretFile(Dev), removed at Close.
+	DevSecretFile string
 	// NATSSeeds is the directory holding the nkey seed of each identity
 	// on the bus, one file each, <identity>.nk.
 	NATSSeeds string

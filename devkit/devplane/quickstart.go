@@ -27,7 +27,8 @@ with approval grants, the ledger stream, the audit sink and notify on.
   admin     {{.URLs.Admin}}   /healthz /readyz /metrics
   dev IdP   {{.URLs.IdP}}   /token?user=<persona> /personas, and sign-in for the inbox
   approvals {{.URLs.Approvals}}/   the inbox: approve or deny calls held for a grant
-  ledger    {{.URLs.Dev}}   /ledger/<event id> (the row's outcome, code and detail)
+  ledger    {{.URLs.Dev}}   /ledger/<event id> (the row's outcome, code and detail), for garm call:
+            it answers only with the secret in {{.URLs.DevSecretFile}}
   NATS      {{.URLs.NATS}}   secured: one nkey user per tool package; seeds in {{.URLs.NATSSeeds}}
 {{range .Packages}}
 Serve {{.Package}} from your own process (its bus identity is {{.User}}):

@@ -36,10 +36,13 @@ const (
 type Plane struct {
 	urls   URLs
 	logger *slog.Logger
-	// traces is --traces' provider; nil without it.
-	traces    *sdktrace.TracerProvider
-	catalogue *builder.Catalogue
-	idp       *idp.IdP
+	// traces is --traces' export, garmdTraces and toolTraces the providers
+	// garmd and the in-process tool services are given; nil without it.
+	traces      *traceExport
+	garmdTraces *sdktrace.TracerProvider
+	toolTraces  *toolTracers
+	catalogue   *builder.Catalogue
+	idp         *idp.IdP
 	// quickStart is the text printed once the plane is ready.
 	quickStartMu sync.Mutex
 	quickStart   string
@@ -144,7 +147,10 @@ func (s *Plane) start(ctx context.Context, o Options) error {
 		return fmt.Errorf("the bus's identities: %w", err)
 	}
 	if o.Traces != nil {
-		if s.traces, err = newTracerProvider(ctx, o.Traces); err != nil {
+		if s.traces, err = newTraceExport(ctx, o.Traces); err != nil {
+			return fmt.Errorf("--traces: %w", err)
+		}
+		if s.garmdTraces, err = s.traces.provider(ctx, GarmdServiceName); err != nil {
 			return fmt.Errorf("--traces: %w", err)
 		}
 	}
@@ -267,11 +273,27 @@ func (s *Plane) startServices(ctx context.Context, services func(...garmtool.Opt
 	}
 	opts := []garmtool.Option{garmtool.WithLogger(s.logger), garmtool.WithDrainTimeout(serviceDrainTimeout)}
 	if s.traces != nil {
-		opts = append(opts, garmtool.WithTracerProvider(s.traces))
+		// A span no service's package claims is no one's in particular, but
+		// never garmd's.
+		fallback, err := s.traces.provider(ctx, ToolsServiceName)
+		if err != nil {
+			return fmt.Errorf("--traces: %w", err)
+		}
+		s.toolTraces = &toolTracers{fallback: fallback}
+		opts = append(opts, garmtool.WithTracerProvider(s.toolTraces))
 	}
 	svcs, err := services(opts...)
 	if err != nil {
 		return fmt.Errorf("the in-process services: %w", err)
+	}
+	for _, svc := range svcs {
+		if s.traces != nil {
+			tp, err := s.traces.provider(ctx, svc.Name)
+			if err != nil {
+				return fmt.Errorf("--traces: %w", err)
+			}
+			s.toolTraces.route(svc.Package, tp)
+		}
 	}
 	for _, svc := range svcs {
 		if err := s.run(&service{name: svc.Name, pkg: svc.Package, svc: svc.Service}); err != nil {
@@ -424,7 +446,7 @@ func (s *Plane) shutdown(ctx context.Context) error {
 		}
 	}
 	if s.traces != nil {
-		if err := s.traces.Shutdown(ctx); err != nil {
+		if err := s.traces.shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("the traces: %w", err))
 		}
 	}
@@ -457,6 +479,11 @@ func (s *Plane) shutdown(ctx context.Context) error {
 	}
 	if s.bus != nil {
 		if err := s.bus.close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.urls.DevSecretFile != "" {
+		if err := os.Remove(s.urls.DevSecretFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}

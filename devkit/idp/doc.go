@@ -54,6 +54,10 @@
 // absent claim is garmd's "unscoped"; an empty one would reach nothing). Compartments and tool
 // sets are sorted by name, verbs by their enum number.
 //
+// A started [Server] serves behind [loopback.Guard], as every listener of the dev plane does: a
+// page whose name rebinds to 127.0.0.1 cannot mint a persona's token, and a page on another origin
+// cannot post the persona picker or a grant request.
+//
 // It refuses: a persona file with an unknown key, a misspelt clearance, verb or kind, an unknown
 // role or may_act_for user, a persona with no clearance, a subject used twice, a handle that is
 // both a user and an agent, or an attribute with a malformed name or a value of no attribute

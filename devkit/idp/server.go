@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/garm-dev/garm/devkit/loopback"
 )
 
 // readHeaderTimeout bounds how long a client may take to send its request headers.
@@ -25,8 +27,9 @@ type Server struct {
 	serveErr   error
 }
 
-// Start listens on addr and serves [IdP.Handler] until [Server.Shutdown] or [Server.Close].
-// addr must name a loopback host: an IP in 127.0.0.0/8, ::1, or "localhost"; an empty host,
+// Start listens on addr and serves [IdP.Handler] until [Server.Shutdown] or [Server.Close],
+// behind the dev plane's [loopback.Guard]: a request addressed to a host other than loopback (a
+// page whose name was rebound to 127.0.0.1) and a cross-origin POST are refused. addr must name a loopback host: an IP in 127.0.0.0/8, ::1, or "localhost"; an empty host,
 // an unspecified address (0.0.0.0, ::) and any other name are refused before listening, and
 // the address actually bound is checked again. Port 0 picks a free port.
 func (i *IdP) Start(addr string) (*Server, error) {
@@ -44,7 +47,7 @@ func (i *IdP) Start(addr string) (*Server, error) {
 	s := &Server{
 		listener: ln,
 		http: &http.Server{
-			Handler:           i.handler("http://" + ln.Addr().String()),
+			Handler:           loopback.Guard(i.handler("http://" + ln.Addr().String())),
 			ReadHeaderTimeout: readHeaderTimeout,
 			ErrorLog:          slog.NewLogLogger(i.log.Handler(), slog.LevelWarn),
 		},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -112,7 +111,7 @@ func TestTheProcessClusterServesThroughAKilledNodeAndStopsEveryProcess(t *testin
 		}
 	}
 
-	post(t, urls.Dev+"/nodes/2/start")
+	devPost(t, urls, "/nodes/2/start")
 	restarted := s.NodePID(2)
 	if restarted == 0 || restarted == node2 {
 		t.Fatalf("node 2 started again as pid %d (it was %d)", restarted, node2)
@@ -132,7 +131,7 @@ func TestTheProcessClusterServesThroughAKilledNodeAndStopsEveryProcess(t *testin
 		}
 	}
 	servesAgain("replica 2 was killed")
-	post(t, urls.Dev+"/replicas/2/start")
+	devPost(t, urls, "/replicas/2/start")
 	if pid := s.ReplicaPID(2); pid == 0 || pid == replica2 {
 		t.Fatalf("replica 2 started again as pid %d (it was %d)", pid, replica2)
 	} else {
@@ -152,19 +151,6 @@ func TestTheProcessClusterServesThroughAKilledNodeAndStopsEveryProcess(t *testin
 }
 
 // post POSTs to url and needs 200.
-func post(t *testing.T, url string) {
-	t.Helper()
-	resp, err := http.Post(url, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(resp.Body)
-		t.Fatalf("POST %s: %d %s", url, resp.StatusCode, body)
-	}
-}
-
 // buildClusterBinaries builds nats-server, at the version go.mod pins, and
 // garmd from this tree, as make cluster does, into the test's directory.
 func buildClusterBinaries(t *testing.T) (natsServer, garmd string) {

@@ -39,14 +39,7 @@ func TestTheClusterServesThroughItsFrontAndAgainAfterANodeRestarts(t *testing.T)
 	}
 
 	for _, action := range []string{"stop", "start"} {
-		resp, err := http.Post(urls.Dev+"/nodes/2/"+action, "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("POST /nodes/2/%s: %d", action, resp.StatusCode)
-		}
+		devPost(t, urls, "/nodes/2/"+action)
 	}
 	// While the replica whose node restarted reconnects, and JetStream
 	// elects leaders again, a call may be refused 503; the plane serves

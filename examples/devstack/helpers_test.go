@@ -14,6 +14,7 @@ import (
 
 	"github.com/garm-dev/garm/approvals/approvalstest"
 	"github.com/garm-dev/garm/approvals/pending"
+	"github.com/garm-dev/garm/devkit/devplane"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
 	"github.com/garm-dev/garm/runtime/garmtool"
 	"github.com/garm-dev/garm/runtime/wire"
@@ -289,4 +290,28 @@ func inboxGrant(nc *nats.Conn, s *Stack, subject, tool string) (string, error) {
 		return d.Grant, nil
 	}
 	return "", fmt.Errorf("no open request of %s for %s in the inbox", subject, tool)
+}
+
+// devPost posts to path of the dev endpoint with the run's secret, as the
+// quick-start's curl commands do, and fails the test unless it answers 200.
+func devPost(t *testing.T, urls URLs, path string) {
+	t.Helper()
+	secret, err := devplane.ReadDevSecret(urls.Dev, urls.DevSecretFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, urls.Dev+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(devplane.DevSecretHeader, secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST %s: %d %s", path, resp.StatusCode, body)
+	}
 }

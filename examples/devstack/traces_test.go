@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,11 @@ func TestTheTracesFlagPrintsEachCallsSpanTree(t *testing.T) {
 		if !strings.Contains(tree, line) {
 			t.Errorf("the printed tree has no %q:\n%s", line, tree)
 		}
+	}
+	// garmd's spans are garmd's, the calculator's the calculator's.
+	if !strings.Contains(tree, "\n└─ execute_tool calc.v1.add ") || !regexp.MustCompile(`(?m)^└─ execute_tool calc\.v1\.add .*  \[garmd\]$`).MatchString(tree) ||
+		!regexp.MustCompile(`(?m)^   │  └─ calc\.v1\.add .*  \[calculator\]$`).MatchString(tree) {
+		t.Errorf("the tree does not tell the tool's span from garmd's:\n%s", tree)
 	}
 	if !strings.Contains(tree, "outcome=ok") || !strings.Contains(tree, "event_id="+ans.header.Get("Garm-Event-Id")) {
 		t.Errorf("the tree does not say how the call ended or its ledger row:\n%s", tree)

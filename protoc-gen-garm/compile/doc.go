@@ -5,13 +5,12 @@
 // the resolved policy, the redaction garmd applies and the JSON Schema
 // fragment it shows; per instance rule, what it reads and its cost bound —
 // so that garmd derives no policy, redaction or schema when it loads a
-// catalogue. garmd still builds the artifact's descriptors, checks every plan
-// against them without recomputing it, compiles the protovalidate rules at
-// mount (docs/decisions/0070, 0076) and compiles the instance rules again
-// against its own generation's descriptors; none of that is this package's.
-// Instance rules are compiled with package instance, the one CEL environment
-// garmd also uses; the taxonomy's attribute declarations are read here and
-// judged by lint (L44).
+// catalogue. Instance rules are compiled with package instance, the one CEL
+// environment garmd also uses; the taxonomy's attribute declarations are
+// read here and judged by lint (L44). garmd still builds the artifact's
+// descriptors, checks every plan against them without recomputing it, and
+// compiles the protovalidate rules and the instance rules at mount
+// (docs/decisions/0070, 0076, 0096); none of that is this package's.
 //
 // It is the one implementation shared by protoc-gen-garm (descriptors from a
 // CodeGeneratorRequest, linted in ModuleScope) and garm-catalogue

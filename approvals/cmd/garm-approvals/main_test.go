@@ -12,7 +12,7 @@ func TestFlagsThatMakeNoConfigurationReportEveryProblemAtOnce(t *testing.T) {
 	if code != 2 {
 		t.Fatalf("exit %d, want 2", code)
 	}
-	for _, want := range []string{"--base-url", "--key", "--grant-audience", "--oidc-issuer", "--oidc-client-id", "--nats"} {
+	for _, want := range []string{"--base-url", "--key", "--grant-audience", "--oidc-issuer", "--oidc-client-id", "--subject-claim", "--nats"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("the report does not name %s:\n%s", want, stderr.String())
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/garm-dev/garm/approvals/pending"
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/runtime/wire"
+	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -45,6 +46,23 @@ func New(store Store, baseURL string) (*Desk, error) {
 		return nil, err
 	}
 	return &Desk{store: store, base: strings.TrimRight(baseURL, "/")}, nil
+}
+
+// Open binds the approval-request bucket through js and is a desk over it
+// whose requests are decided at baseURL: garmd's start. It refuses, with
+// every problem and the command that fixes it, a bucket pending.Open
+// refuses — one missing, not file-backed, without per-key TTLs, or not
+// fenced against purges and roll-ups, which would let one publish empty
+// it. garmd creates and changes no bucket.
+func Open(ctx context.Context, js jetstream.JetStream, baseURL string) (*Desk, error) {
+	if err := CheckBaseURL(baseURL); err != nil {
+		return nil, err
+	}
+	store, err := pending.Open(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	return New(store, baseURL)
 }
 
 // CheckBaseURL accepts an absolute http(s) URL without query or fragment:

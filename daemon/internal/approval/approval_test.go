@@ -3,6 +3,7 @@ package approval_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/call"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"github.com/garm-dev/garm/runtime/garmtooltest"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func TestCheckBaseURLAcceptsOnlyAnAbsoluteHTTPURLWithoutExtras(t *testing.T) {
@@ -92,4 +94,31 @@ func TestARequestIsRedeemedOnlyByExactlyItsCallerForItsTool(t *testing.T) {
 func isOutcome(err error, o approval.Outcome) bool {
 	var r *approval.Refusal
 	return errors.As(err, &r) && r.Outcome == o
+}
+
+func TestGarmdRefusesAnApprovalsBucketThatAllowsPurgeOrRollUpsAndPrintsTheFix(t *testing.T) {
+	_, js := garmtooltest.ConnectJetStream(t, garmtooltest.StartJetStream(t).URL())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// The bucket as nats kv add makes it: per-key TTLs, but roll-ups and
+	// purges allowed, so one publish with a roll-up header on a key garmd
+	// may write would empty it.
+	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: pending.Bucket, Storage: jetstream.FileStorage, LimitMarkerTTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	desk, err := approval.Open(ctx, js, "https://approvals.example")
+	if err == nil || desk != nil {
+		t.Fatal("garmd bound an approvals bucket that allows purges and roll-ups")
+	}
+	for _, want := range []string{"allows roll-ups", "allows purging", pending.FenceCommand()} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal does not say %q: %v", want, err)
+		}
+	}
+	if err := pending.Fence(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := approval.Open(ctx, js, "https://approvals.example"); err != nil {
+		t.Errorf("garmd refused the fenced bucket: %v", err)
+	}
 }

@@ -12,6 +12,11 @@
 // other caller's id, an id that is malformed, missing or expired, answers
 // as missing, so an id found or guessed tells nobody else anything.
 //
+// [Open] binds the bucket at garmd's start and refuses one that could be
+// emptied by a single publish — not fenced against purges and roll-ups —
+// or that could not expire requests, printing the command that fixes it;
+// garmd creates and changes no bucket.
+//
 // It judges nothing. The grant a decision carries is checked and spent by
 // step 5 (chain/grant) like any other — issuer, audience, tool, subject,
 // approver, material digest, age, once across replicas — so a decision the

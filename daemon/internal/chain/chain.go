@@ -145,8 +145,34 @@ type Request struct {
 	// Surface is what the call arrived on, for the row: "http" or "mcp".
 	Surface string
 	// ClientName is the name the client declared for itself, for the row
-	// (attribution only; the surface bounds and sanitises it).
+	// (attribution only; the row bounds it and replaces its control
+	// characters).
 	ClientName string
+	// ToolName, when set, names the tool by its FQN instead of its route
+	// (MCP's tools/call); Path is then what the row records until the tool
+	// resolves, and its route after.
+	ToolName string
+	// ArgumentFault, when set, says which value the surface carries beside
+	// the body (MCP's params and _meta) could not be read once: the call
+	// is refused invalid_argument once the caller is authenticated, and
+	// this is the row's detail.
+	ArgumentFault string
+	// Admit asks only whether the caller is admitted: authenticated against
+	// the serving generation, as a call would be. A refusal is answered and
+	// recorded like a call's; admission writes no row (MCP's lifecycle
+	// methods).
+	Admit bool
+	// Page asks for one page of the caller's agent listing instead of a
+	// call (MCP's tools/list). Like a successful listing, a page writes no
+	// row; a refusal does.
+	Page *PageRequest
+	// ApprovalFault, when set, says why the surface could not open its own
+	// token of an approval request (MCP's requestState): the call is
+	// refused approval_refused before step 5, and this is the row's detail.
+	ApprovalFault string
+	// ApprovalHolder, when set, is the caller the surface's approval token
+	// was issued to: a call by anyone else is refused approval_refused.
+	ApprovalHolder *Holder
 }
 
 // Response is what the caller is answered.
@@ -154,6 +180,11 @@ type Response struct {
 	Status      int
 	Body        []byte
 	ContentType string
+	// Code is the wire code of a refusal or failure (deny.WireCode), the
+	// body's code member; "" when the call succeeded. A surface that
+	// answers in its own shape maps by it, never by Status alone: a
+	// tool's own 404 is not not_found.
+	Code string
 	// EventID is the ledger row's id; empty when the call wrote no row (a
 	// successful listing).
 	EventID string
@@ -173,6 +204,11 @@ type Response struct {
 	// otherwise. For surfaces that send the caller to it in their own
 	// shape (MCP).
 	Approval *approval.Asked
+	// Principal is the caller once authenticated; nil before. For a
+	// surface that binds its own tokens to the caller (MCP's requestState).
+	Principal *call.Principal
+	// Page is the page a PageRequest asked for, when it succeeded.
+	Page *Page
 }
 
 // state is one call's progress, read by Run's deferred completion.
@@ -189,10 +225,13 @@ type state struct {
 	approval *approval.Asked
 	// verdict is what the instance rules decided (steps 4 and 7).
 	verdict instance.Verdict
+	// principal is the caller, once authenticated.
+	principal *call.Principal
 }
 
 // Run takes one call through the chain. It always answers, and writes
-// exactly one ledger row unless the call was a successful listing.
+// exactly one ledger row unless the call was a successful listing, page or
+// admission.
 func (c *Chain) Run(ctx context.Context, req *Request) (resp *Response) {
 	start := c.Now()
 	eventID := rowstep.NewEventID(start)
@@ -208,6 +247,7 @@ func (c *Chain) Run(ctx context.Context, req *Request) (resp *Response) {
 			st.noRecord = false
 		}
 		resp.Digest = st.digest
+		resp.Principal = st.principal
 		if resp.Status == http.StatusForbidden {
 			resp.Approval = st.approval
 		}
@@ -223,7 +263,8 @@ func (c *Chain) Run(ctx context.Context, req *Request) (resp *Response) {
 			c.record(ctx, st.row)
 			c.afterLedger(ctx, st)
 		}
-		if c.Observe != nil {
+		// An admission is no call: only its refusal counts as one.
+		if c.Observe != nil && !(req.Admit && err == nil) {
 			c.observe(ctx, st, err, latency)
 		}
 		finishSpan(span, st, err, resp.EventID)
@@ -276,14 +317,24 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 	}
 	rowstep.Principal(st.row, p)
 	st.digest = gen.Digest
+	st.principal = p
+	if req.ArgumentFault != "" {
+		return nil, deny.Deny(deny.InvalidArgument, req.ArgumentFault)
+	}
 
-	if req.Path == catalogue.ListingMethod {
+	switch {
+	case req.Admit:
+		st.noRecord = true
+		return &Response{Status: http.StatusOK}, nil
+	case req.Page != nil:
+		return c.page(gen, p, req.Page, st)
+	case req.Path == catalogue.ListingMethod:
 		return c.list(gen, p, req, st)
 	}
 
 	// Step 2: route and visibility; an unknown route and an invisible tool
 	// answer the same.
-	tool := gen.Route(req.Path)
+	tool := route(gen, req, st)
 	if tool == nil {
 		return nil, deny.Deny(deny.NotFound, "no tool is served at this route")
 	}
@@ -330,6 +381,11 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 		return nil, err
 	}
 
+	// A surface's own approval token that did not open, or was issued to
+	// another caller, refuses the call whatever the tool declares.
+	if err := approvalToken(req, p); err != nil {
+		return nil, err
+	}
 	// Step 5: the approval grant, verified now and spent last.
 	approval, err := c.approve(ctx, req, p, tool, in, st, deadline)
 	if err != nil {
@@ -464,6 +520,7 @@ func refusal(err error) *Response {
 		Status:      status,
 		Body:        body,
 		ContentType: "application/json",
+		Code:        deny.WireCode(err),
 		Challenge:   status == http.StatusUnauthorized,
 		AllowPOST:   status == http.StatusMethodNotAllowed,
 		RetryAfter:  momentary(err),

@@ -98,7 +98,8 @@ func TestAWithheldRecordAnswersExactlyAsTheToolsOwnNotFound(t *testing.T) {
 	emptyRow := r.lastRow(t)
 	for name, got := range map[string]*chain.Response{"another's payment": withheld, "an empty answer": empty} {
 		if got.Status != missing.Status || !bytes.Equal(got.Body, missing.Body) || got.ContentType != missing.ContentType ||
-			got.Challenge != missing.Challenge || got.RetryAfter != missing.RetryAfter || got.Digest != missing.Digest || got.Approval != nil {
+			got.Challenge != missing.Challenge || got.RetryAfter != missing.RetryAfter || got.Digest != missing.Digest || got.Approval != nil ||
+			got.Code != missing.Code {
 			t.Errorf("%s answered %d %s, a missing one %d %s", name, got.Status, got.Body, missing.Status, missing.Body)
 		}
 	}
@@ -208,5 +209,27 @@ func TestAnAuditOnlyRuleIsRecordedAndTheCallProceeds(t *testing.T) {
 	}
 	if row := r.lastRow(t); !slices.Equal(row.GetAuditOnlyVerdicts(), []string{"require:large_payment"}) || row.GetInstanceRule() != "" {
 		t.Fatalf("row %v", row)
+	}
+}
+
+func TestAnAbsentEmptyWronglyTypedOrOverLongAttributeRefuses(t *testing.T) {
+	r := newBankRig(t)
+	r.answers(t, instancetest.GetCustomer, `{"customerId":"C-1001"}`)
+	const body = `{"customerId":"C-1001","tenant":"acme"}`
+	for name, attrs := range map[string]map[string]any{
+		"absent":        {},
+		"empty":         {"customer_id": ""},
+		"wrongly typed": {"customer_id": 1001},
+		"a list":        {"customer_id": []string{"C-1001"}},
+		"over-long":     {"customer_id": "C-1001" + strings.Repeat("x", 11)},
+	} {
+		resp := r.call(t, customer(attrs), instancetest.GetCustomer, body)
+		row := r.lastRow(t)
+		if resp.Status != http.StatusForbidden || row.GetInstanceRule() != "own_customer" || row.GetRuleErrorClass() != "absent_attribute" {
+			t.Errorf("%s: %d %s, row rule %q class %q", name, resp.Status, resp.Body, row.GetInstanceRule(), row.GetRuleErrorClass())
+		}
+	}
+	if resp := r.call(t, customer(map[string]any{"customer_id": "C-1001"}), instancetest.GetCustomer, body); resp.Status != http.StatusOK {
+		t.Fatalf("a well-typed attribute: %d %s", resp.Status, resp.Body)
 	}
 }

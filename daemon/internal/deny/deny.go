@@ -41,6 +41,36 @@ const (
 	codeCount
 )
 
+// Codes is every code, in order: a table that must cover each (the
+// one-row-per-terminal-path test) ranges over it, so a new code cannot be
+// missed.
+func Codes() []Code {
+	out := make([]Code, codeCount)
+	for c := range out {
+		out[c] = Code(c)
+	}
+	return out
+}
+
+// Name is the code's identifier as this package declares it
+// ("GrantRequired"): unlike String, one per code.
+func (c Code) Name() string {
+	if c >= codeCount || names[c] == "" {
+		return "Code(" + strconv.Itoa(int(c)) + ")"
+	}
+	return names[c]
+}
+
+var names = [codeCount]string{
+	Internal: "Internal", MethodNotAllowed: "MethodNotAllowed", BodyTooLarge: "BodyTooLarge",
+	NoCatalogue: "NoCatalogue", Unauthenticated: "Unauthenticated", NotFound: "NotFound",
+	InvalidArgument: "InvalidArgument", PermissionDenied: "PermissionDenied", GrantRequired: "GrantRequired",
+	AuditUnavailable: "AuditUnavailable", ToolUnavailable: "ToolUnavailable", DeadlineExceeded: "DeadlineExceeded",
+	ToolRefused: "ToolRefused", MalformedHeaders: "MalformedHeaders", Overloaded: "Overloaded",
+	ShuttingDown: "ShuttingDown", BodyTimeout: "BodyTimeout", ApprovalRefused: "ApprovalRefused",
+	ApprovalNotFound: "ApprovalNotFound",
+}
+
 type entry struct {
 	wire    string
 	status  int

@@ -116,3 +116,25 @@ func TestExtraKeysJoinTheBody(t *testing.T) {
 		t.Fatalf("body\n%s\nwant\n%s", body, want)
 	}
 }
+
+// A table over the codes (deny.Codes) tells them apart by name, and a
+// refusal's body by its message: each code has its own of both.
+func TestEveryCodeHasANameAndAMessageOfItsOwn(t *testing.T) {
+	names, messages := map[string]deny.Code{}, map[string]deny.Code{}
+	for i, c := range deny.Codes() {
+		if int(c) != i {
+			t.Fatalf("code %d is listed at %d", c, i)
+		}
+		if other, ok := names[c.Name()]; ok || strings.HasPrefix(c.Name(), "Code(") {
+			t.Errorf("code %d is named %q, as %d is", c, c.Name(), other)
+		}
+		names[c.Name()] = c
+		if c == deny.ToolRefused {
+			continue // the tool's code picks its message
+		}
+		if other, ok := messages[c.Message()]; ok || c.Message() == "" {
+			t.Errorf("%s says %q, as %s does", c.Name(), c.Message(), other.Name())
+		}
+		messages[c.Message()] = c
+	}
+}

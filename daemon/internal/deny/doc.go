@@ -7,5 +7,7 @@
 // complete — the bus, the tool, or garmd itself (outcome "error");
 // Misconfigured is caught at boot and never reaches a caller. Every refusal
 // carries its detail for the ledger's error_detail; Body never writes it.
-// Nothing in this package formats a caller's input into a message.
+// Nothing in this package formats a caller's input into a message. Codes
+// lists every code, so a table that must cover each (the chain's
+// one-row-per-terminal-path test) cannot miss a new one.
 package deny

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,10 +14,8 @@ import (
 	"github.com/garm-dev/garm/approvals/pending"
 	"github.com/garm-dev/garm/daemon/internal/approval"
 	"github.com/garm-dev/garm/daemon/internal/call"
-	"github.com/garm-dev/garm/daemon/internal/catalogue"
 	"github.com/garm-dev/garm/daemon/internal/chain"
 	"github.com/garm-dev/garm/daemon/internal/deny"
-	"github.com/garm-dev/garm/daemon/internal/toolplane"
 )
 
 // A call refused for want of an approval grant, with a request open for a
@@ -74,8 +71,9 @@ type stateClaims struct {
 // sealState is the requestState of p's open request a: its claims, then
 // an HMAC-SHA256 over them under the server's state key, each base64url.
 func (s *Server) sealState(p *call.Principal, a *approval.Asked) string {
+	holder := chain.HolderOf(p)
 	payload, _ := json.Marshal(stateClaims{
-		V: stateVersion, Sub: p.Subject, Tenant: p.Tenant, Act: actors(p),
+		V: stateVersion, Sub: holder.Subject, Tenant: holder.Tenant, Act: holder.Act,
 		Tool: a.Tool, Digest: a.MaterialDigest, ID: a.ID, Exp: a.Expires.Unix(),
 	})
 	body := base64.RawURLEncoding.EncodeToString(payload)
@@ -88,10 +86,11 @@ func (s *Server) stateMAC(body string) []byte {
 	return mac.Sum(nil)
 }
 
-// openState verifies raw as a requestState this server sealed for the
-// caller p calling tool name, unexpired at now; the error is for the
-// ledger only.
-func (s *Server) openState(raw string, p *call.Principal, name string, now time.Time) (stateClaims, error) {
+// openState verifies raw as a requestState this server sealed for a call
+// to tool name, unexpired at now; the error is for the ledger only. Whose
+// it is, is the chain's to check (chain.Request.ApprovalHolder): the
+// caller is not known until the chain has authenticated it.
+func (s *Server) openState(raw string, name string, now time.Time) (stateClaims, error) {
 	if s.stateKey == nil {
 		return stateClaims{}, errors.New("a requestState was presented and this server issues none")
 	}
@@ -111,8 +110,6 @@ func (s *Server) openState(raw string, p *call.Principal, name string, now time.
 	switch {
 	case now.Unix() >= c.Exp:
 		return stateClaims{}, errors.New("the requestState of approval request " + c.ID + " has expired")
-	case c.Sub != p.Subject || c.Tenant != p.Tenant || !slices.Equal(c.Act, actors(p)):
-		return stateClaims{}, errors.New("the requestState of approval request " + c.ID + " is another caller's")
 	case c.Tool != name:
 		return stateClaims{}, errors.New("the requestState of approval request " + c.ID + " is for another tool")
 	case !pending.ValidID(c.ID):
@@ -121,38 +118,12 @@ func (s *Server) openState(raw string, p *call.Principal, name string, now time.
 	return c, nil
 }
 
-func actors(p *call.Principal) []string {
-	out := make([]string, len(p.Act))
-	for i, a := range p.Act {
-		out[i] = a.Subject
-	}
-	return out
-}
-
-// refuseState records and answers a requestState that is refused: the
-// static refusal of an approval that names nothing of the caller's, as an
-// isError result like any other 403.
-func (s *Server) refuseState(w http.ResponseWriter, id json.RawMessage, start time.Time, gen *catalogue.Generation, p *call.Principal, e era, detail string) {
-	err := deny.Deny(errApprovalRefused, detail)
-	eventID := s.recordRefusal(start, gen, p, e.clientName, err)
-	status, body := deny.Wire(err)
-	resp := &chain.Response{Status: status, Body: body, EventID: eventID, Digest: gen.Digest}
-	w.Header()[toolplane.EventIDHeader] = []string{eventID}
-	w.Header()[toolplane.DigestHeader] = []string{gen.Digest}
-	result, rerr := s.result(resp, e)
-	if rerr != nil {
-		writeError(w, id, rerr)
-		return
-	}
-	writeResult(w, id, result)
-}
-
 // askHuman answers a call refused for want of a grant whose approval
 // request is open, in its revision's shape; false when the revision has
 // none for this client, and the ordinary result answers it.
-func (s *Server) askHuman(w http.ResponseWriter, id json.RawMessage, p *call.Principal, resp *chain.Response, e era, meta map[string]json.RawMessage) bool {
-	a := resp.Approval
-	if a == nil || !declaresURLElicitation(meta) {
+func (s *Server) askHuman(w http.ResponseWriter, id json.RawMessage, resp *chain.Response, e era, meta map[string]json.RawMessage) bool {
+	a, p := resp.Approval, resp.Principal
+	if a == nil || p == nil || !declaresURLElicitation(meta) {
 		return false
 	}
 	elicit := map[string]any{"mode": "url", "message": elicitMessage, "url": a.URL, "elicitationId": a.ID}

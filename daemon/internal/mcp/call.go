@@ -6,121 +6,82 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/garm-dev/garm/daemon/internal/call"
-	"github.com/garm-dev/garm/daemon/internal/catalogue"
 	"github.com/garm-dev/garm/daemon/internal/chain"
-	"github.com/garm-dev/garm/daemon/internal/deny"
 	"github.com/garm-dev/garm/daemon/internal/toolplane"
 )
 
-// unroutablePrefix makes the path of a call naming no served tool: no route
-// starts with it, so the chain answers it as it answers a missing route.
+// unroutablePrefix marks the path a row records for a call naming no
+// served tool: no route starts with it.
 const unroutablePrefix = "mcp:"
 
 // callTool answers tools/call by running the chain in process: the
-// arguments are the request body, the result is the chain's answer mapped
-// by one table (mapping.go).
-func (s *Server) callTool(w http.ResponseWriter, r *http.Request, headers *chain.Request, start time.Time, gen *catalogue.Generation, p *call.Principal, req *rpcRequest, e era) {
-	if req.params == nil {
-		writeError(w, req.id, errInvalidParams)
-		return
-	}
-	m, err := members(req.params)
-	if err != nil {
-		writeError(w, req.id, errInvalidParams)
-		return
-	}
+// arguments are the request body, and the chain's answer is mapped by
+// callError. Whatever is wrong with the call's params or _meta is told to
+// the chain, which refuses and records it once it knows who called.
+func (s *Server) callTool(ctx context.Context, w http.ResponseWriter, h http.Header, headers *chain.Request, req *rpcRequest, e era) {
+	creq := s.chainRequest(headers, e)
 	var name string
-	if raw, ok := m["name"]; !ok || json.Unmarshal(raw, &name) != nil || name == "" {
-		writeError(w, req.id, errInvalidParams)
-		return
+	args, fault := callArguments(req.params, &name)
+	if name != "" {
+		creq.Path, creq.ToolName = unroutablePrefix+name, name
 	}
-	args := m["arguments"]
-	switch {
-	case args == nil || string(args) == "null":
-		args = []byte("{}")
-	case args[0] != '{':
-		writeError(w, req.id, errInvalidParams)
-		return
-	}
-	var meta map[string]json.RawMessage
-	if raw, ok := m["_meta"]; ok && string(raw) != "null" {
-		if raw[0] != '{' {
-			writeError(w, req.id, errInvalidParams)
-			return
-		}
-		if meta, err = members(raw); err != nil {
-			writeError(w, req.id, errInvalidParams)
-			return
-		}
-	}
-	in, err := readCall(r.Header, headers, meta)
-	if err == nil && in.grant != "" && in.approval != "" {
-		err = metaError("a grant and an approval id are both given")
-	}
+	var in callInput
 	var state string
-	if raw, ok := m["requestState"]; err == nil && ok && string(raw) != "null" {
-		if json.Unmarshal(raw, &state) != nil {
-			err = metaError("requestState is not a string")
-		} else if in.grant != "" || in.approval != "" {
-			err = metaError("requestState is given with a grant or an approval id")
-		}
+	if fault == "" {
+		in, state, fault = readCall(h, headers, req)
 	}
-	if err != nil {
-		s.recordRefusal(start, gen, p, e.clientName, deny.Deny(deny.InvalidArgument, err.Error()))
-		writeError(w, req.id, errInvalidParams)
-		return
-	}
-	var approvalDigest string
-	if state != "" {
-		claims, err := s.openState(state, p, name, time.Now())
+	if fault == "" && state != "" {
+		claims, err := s.openState(state, name, time.Now())
 		if err != nil {
-			s.refuseState(w, req.id, start, gen, p, e, err.Error())
-			return
+			creq.ApprovalFault = err.Error()
+		} else {
+			in.approval, creq.ApprovalDigest = claims.ID, claims.Digest
+			creq.ApprovalHolder = &chain.Holder{Subject: claims.Sub, Tenant: claims.Tenant, Act: claims.Act}
 		}
-		in.approval, approvalDigest = claims.ID, claims.Digest
 	}
-
-	path := unroutablePrefix + name
-	if t := toolByFQN(gen, name); t != nil {
-		path = t.Method
-	}
+	creq.ArgumentFault = fault
+	creq.Body = args
+	creq.TimeoutMs, creq.Traceparent, creq.Tracestate = in.timeoutMs, in.traceparent, in.tracestate
+	creq.CorrelationID, creq.Grant, creq.Approval = in.correlationID, in.grant, in.approval
 	// A client that goes away does not cancel a dispatched call (SPEC
 	// 7.11): its effect would be unknowable.
-	resp := s.chain.Run(context.WithoutCancel(r.Context()), &chain.Request{
-		HTTPMethod:     http.MethodPost,
-		Path:           path,
-		Authorization:  r.Header.Get("Authorization"),
-		JSON:           true,
-		Body:           args,
-		TimeoutMs:      in.timeoutMs,
-		Traceparent:    in.traceparent,
-		Tracestate:     in.tracestate,
-		CorrelationID:  in.correlationID,
-		Grant:          in.grant,
-		Approval:       in.approval,
-		ApprovalDigest: approvalDigest,
-		Surface:        chain.SurfaceMCP,
-		ClientName:     e.clientName,
-	})
-	if resp.EventID != "" {
-		w.Header()[toolplane.EventIDHeader] = []string{resp.EventID}
-	}
-	if resp.Digest != "" {
-		w.Header()[toolplane.DigestHeader] = []string{resp.Digest}
-	}
-	if s.askHuman(w, req.id, p, resp, e, meta) {
+	resp := s.chain.Run(context.WithoutCancel(ctx), creq)
+	rowHeaders(w, resp)
+	if fault != "" && resp.Code == codeInvalidArgument {
+		writeError(w, req.id, errInvalidParams)
 		return
 	}
-	result, rerr := s.result(resp, e)
-	if rerr != nil {
+	if s.askHuman(w, req.id, resp, e, req.meta) {
+		return
+	}
+	if rerr := callError(resp.Code); rerr != nil {
 		if rerr == errUnauthenticated {
 			w.Header().Set("Www-Authenticate", s.challenge)
 		}
 		writeError(w, req.id, rerr)
 		return
 	}
-	writeResult(w, req.id, result)
+	writeResult(w, req.id, s.result(resp, e))
+}
+
+// callArguments reads a tools/call's name into name and answers its
+// arguments, or "" and a fault for the row.
+func callArguments(params map[string]json.RawMessage, name *string) ([]byte, string) {
+	if params == nil {
+		return nil, "tools/call has no params"
+	}
+	if raw, ok := params["name"]; !ok || json.Unmarshal(raw, name) != nil || *name == "" {
+		*name = ""
+		return nil, "tools/call names no tool"
+	}
+	args := params["arguments"]
+	switch {
+	case args == nil || isNull(args):
+		return []byte("{}"), ""
+	case args[0] != '{':
+		return nil, "the arguments are not an object"
+	}
+	return args, ""
 }
 
 // callInput is what a call may carry beside its arguments, from _meta or
@@ -129,15 +90,15 @@ type callInput struct {
 	grant, approval, timeoutMs, correlationID, traceparent, tracestate string
 }
 
-// readCall reads each of a call's extras from _meta or from its header. One
+// readCall reads each of a call's extras from _meta or from its header,
+// and its requestState; a fault for the row when one cannot be read. One
 // given in both places is refused, even with the same value: garmd reads
 // every security-relevant value once. This is the one place MCP reads the
 // HTTP headers of a call.
 //
 // headers is h as toolplane.ReadHeaders read it at the gate: a repeated
 // traceparent dropped, tracestate fields combined (decision 0032).
-func readCall(h http.Header, headers *chain.Request, meta map[string]json.RawMessage) (callInput, error) {
-	var in callInput
+func readCall(h http.Header, headers *chain.Request, req *rpcRequest) (in callInput, state, fault string) {
 	for _, f := range []struct {
 		key, header string
 		number      bool
@@ -151,9 +112,9 @@ func readCall(h http.Header, headers *chain.Request, meta map[string]json.RawMes
 		{metaTraceparent, "Traceparent", false, headers.Traceparent, &in.traceparent},
 		{metaTracestate, "Tracestate", false, headers.Tracestate, &in.tracestate},
 	} {
-		raw, inMeta := meta[f.key]
+		raw, inMeta := req.meta[f.key]
 		if inMeta && len(h.Values(f.header)) > 0 {
-			return callInput{}, errBoth(f.key, f.header)
+			return callInput{}, "", "_meta " + f.key + " and the " + f.header + " header are both given"
 		}
 		if !inMeta {
 			*f.into = f.fromHeader
@@ -161,11 +122,22 @@ func readCall(h http.Header, headers *chain.Request, meta map[string]json.RawMes
 		}
 		v, ok := metaText(raw, f.number)
 		if !ok {
-			return callInput{}, errMetaType(f.key)
+			return callInput{}, "", "_meta " + f.key + " is not of its type"
 		}
 		*f.into = v
 	}
-	return in, nil
+	if in.grant != "" && in.approval != "" {
+		return callInput{}, "", "a grant and an approval id are both given"
+	}
+	if raw, ok := req.params["requestState"]; ok && !isNull(raw) {
+		if json.Unmarshal(raw, &state) != nil {
+			return callInput{}, "", "requestState is not a string"
+		}
+		if in.grant != "" || in.approval != "" {
+			return callInput{}, "", "requestState is given with a grant or an approval id"
+		}
+	}
+	return in, state, ""
 }
 
 // metaText is a _meta value as text: a string, or, when number is set, a
@@ -184,16 +156,4 @@ func metaText(raw json.RawMessage, number bool) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-type metaError string
-
-func (e metaError) Error() string { return string(e) }
-
-func errBoth(key, header string) error {
-	return metaError("_meta " + key + " and the " + header + " header are both given")
-}
-
-func errMetaType(key string) error {
-	return metaError("_meta " + key + " is not of its type")
 }

@@ -71,13 +71,18 @@ var staticMessages = map[int]string{
 }
 
 // rpcRequest is one JSON-RPC request or notification, its members read
-// once each.
+// once each, by their exact names.
 type rpcRequest struct {
-	// id is the request's id as sent (a string or a number); nil for a
-	// notification.
+	// id is the request's id exactly as sent (a string or an integer); nil
+	// for a notification. Every answer carries these bytes.
 	id     json.RawMessage
 	method string
-	params json.RawMessage
+	// params are the members of params; nil when it is absent or null.
+	params map[string]json.RawMessage
+	// meta are the members of params._meta; nil when it is absent or null.
+	// The one reading of _meta: the era check, the trace context and the
+	// call's extras all look here.
+	meta map[string]json.RawMessage
 }
 
 // maxID bounds the id echoed in an answer.
@@ -117,16 +122,34 @@ func parseRequest(body []byte) (*rpcRequest, *rpcError) {
 	if raw, ok := m["method"]; !ok || json.Unmarshal(raw, &req.method) != nil || req.method == "" {
 		return req, errInvalidRequest
 	}
-	if raw, ok := m["params"]; ok && !bytes.Equal(raw, []byte("null")) {
-		if raw[0] != '{' {
+	if raw, ok := m["params"]; ok && !isNull(raw) {
+		if req.params, err = objectMembers(raw); err != nil {
 			return req, errInvalidParams
 		}
-		req.params = raw
+	}
+	if raw, ok := req.params["_meta"]; ok && !isNull(raw) {
+		if req.meta, err = objectMembers(raw); err != nil {
+			return req, errInvalidParams
+		}
 	}
 	return req, nil
 }
 
-// validID accepts a JSON string or number of at most maxID bytes.
+func isNull(raw json.RawMessage) bool { return bytes.Equal(raw, []byte("null")) }
+
+// objectMembers is raw's members when raw is a JSON object; an error for
+// any other value, or a member named twice.
+func objectMembers(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, errors.New("not an object")
+	}
+	return members(raw)
+}
+
+// validID accepts what JSON-RPC ids are in practice and MCP allows: a
+// JSON string, or an integer in the int64 range, of at most maxID bytes.
+// A fraction, an exponent or a larger integer is refused: a peer that
+// reads ids as integers would answer another id than the one sent.
 func validID(raw json.RawMessage) bool {
 	if len(raw) == 0 || len(raw) > maxID {
 		return false
@@ -136,7 +159,7 @@ func validID(raw json.RawMessage) bool {
 		var s string
 		return json.Unmarshal(raw, &s) == nil
 	case c == '-' || (c >= '0' && c <= '9'):
-		_, err := strconv.ParseFloat(string(raw), 64)
+		_, err := strconv.ParseInt(string(raw), 10, 64)
 		return err == nil
 	}
 	return false

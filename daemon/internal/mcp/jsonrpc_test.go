@@ -32,6 +32,13 @@ func TestParseRequestReadsEachMemberOnceAndRefusesWhatIsNotOneRequest(t *testing
 		{"a bool id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, errInvalidRequest},
 		{"an id over the bound", `{"jsonrpc":"2.0","id":"` + string(make([]byte, 0)) + longID() + `","method":"ping"}`, errInvalidRequest},
 		{"params that are a list", `{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}`, errInvalidParams},
+		{"the largest int64 id", `{"jsonrpc":"2.0","id":9223372036854775807,"method":"ping"}`, nil},
+		{"the smallest int64 id", `{"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"}`, nil},
+		{"an id past int64", `{"jsonrpc":"2.0","id":9223372036854775808,"method":"ping"}`, errInvalidRequest},
+		{"a fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, errInvalidRequest},
+		{"an id with an exponent", `{"jsonrpc":"2.0","id":1e3,"method":"ping"}`, errInvalidRequest},
+		{"a _meta that is not an object", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":"x"}}`, errInvalidParams},
+		{"params with a member twice", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"name":"a","name":"b"}}`, errInvalidParams},
 	}
 	for _, c := range cases {
 		_, got := parseRequest([]byte(c.body))

@@ -1,46 +1,43 @@
 package mcp
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
-	"sort"
 	"strings"
 
-	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
-	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"github.com/garm-dev/garm/daemon/internal/chain"
 )
 
-// listTools answers tools/list: the caller's own listing for audience AGENT,
-// from the lister that answers ListTools, a page at a time. Like a
-// successful ListTools it writes no ledger row.
-// It returns the error it answered, nil when it answered a result.
-func (s *Server) listTools(w http.ResponseWriter, gen *catalogue.Generation, p *call.Principal, req *rpcRequest, e era) *rpcError {
-	var params struct {
-		Cursor *string `json:"cursor"`
-	}
-	if req.params != nil {
-		if _, err := members(req.params); err != nil || json.Unmarshal(req.params, &params) != nil {
-			writeError(w, req.id, errInvalidParams)
-			return errInvalidParams
+// listTools answers tools/list: a page of the caller's own listing for
+// audience AGENT, which the chain authenticates and the lister decides, as
+// for ListTools. Like a successful ListTools it writes no ledger row; a
+// refusal, a forged cursor included, writes one.
+func (s *Server) listTools(ctx context.Context, w http.ResponseWriter, headers *chain.Request, req *rpcRequest, e era) {
+	creq := s.chainRequest(headers, e)
+	pr := &chain.PageRequest{Size: s.pageSize}
+	creq.Page = pr
+	fallback := errInvalidParams
+	if raw, ok := req.params["cursor"]; ok && !isNull(raw) {
+		var cursor string
+		if json.Unmarshal(raw, &cursor) != nil {
+			creq.ArgumentFault = "the cursor is not a string"
+		} else {
+			fallback = errInvalidCursor
+			pr.Resume = func(gen *catalogue.Generation) (string, error) { return s.resume(gen, cursor) }
 		}
 	}
-	from := 0
-	if params.Cursor != nil {
-		var ok bool
-		if from, ok = s.resume(gen, *params.Cursor); !ok {
-			writeError(w, req.id, errInvalidCursor)
-			return errInvalidCursor
-		}
+	resp := s.chain.Run(context.WithoutCancel(ctx), creq)
+	if resp.Code != "" || resp.Page == nil {
+		s.refuse(w, req.id, resp, fallback)
+		return
 	}
-	entries, next, err := s.chain.Lister.Page(gen, p, toolv1.Audience_AUDIENCE_AGENT, from, s.pageSize)
-	if err != nil {
-		writeError(w, req.id, errInternal)
-		return errInternal
-	}
+	gen, entries := resp.Page.Generation, resp.Page.Entries
 	size := 256 + len(req.id)
 	for _, en := range entries {
 		size += len(en.InputSchema) + 512
@@ -55,7 +52,7 @@ func (s *Server) listTools(w http.ResponseWriter, gen *catalogue.Generation, p *
 		tj, err := s.tools.of(gen, en.Tool)
 		if err != nil {
 			writeError(w, req.id, errInternal)
-			return errInternal
+			return
 		}
 		if i > 0 {
 			out = append(out, ',')
@@ -65,7 +62,7 @@ func (s *Server) listTools(w http.ResponseWriter, gen *catalogue.Generation, p *
 		out = append(out, tj.after...)
 	}
 	out = append(out, ']')
-	if next >= 0 && len(entries) > 0 {
+	if resp.Page.More && len(entries) > 0 {
 		out = append(out, `,"nextCursor":`...)
 		out = appendString(out, s.cursor(gen, entries[len(entries)-1].Tool.FQN))
 	}
@@ -74,8 +71,8 @@ func (s *Server) listTools(w http.ResponseWriter, gen *catalogue.Generation, p *
 	out = append(out, `,"ttlMs":0,"cacheScope":"private"`...)
 	out = s.appendEra(out, e)
 	out = append(out, "}}"...)
+	rowHeaders(w, resp)
 	writeJSON(w, http.StatusOK, out)
-	return nil
 }
 
 // appendEra adds what a 2026-07-28 result carries and a 2025-11-25 one does
@@ -109,27 +106,17 @@ func (s *Server) cursorMAC(gen *catalogue.Generation, lastFQN string) []byte {
 	return mac.Sum(nil)[:16]
 }
 
-// resume is the index in gen.Tools a cursor resumes at; false when the
-// cursor is not one this server issued for gen.
-func (s *Server) resume(gen *catalogue.Generation, cursor string) (int, bool) {
+// resume is the FQN of the last tool a cursor's page showed; an error,
+// for the row, when the cursor is not one this server issued for gen.
+func (s *Server) resume(gen *catalogue.Generation, cursor string) (string, error) {
 	name64, mac64, ok := strings.Cut(cursor, ".")
 	if !ok || len(cursor) > 1024 {
-		return 0, false
+		return "", errors.New("the cursor is not one this server issues")
 	}
 	name, err1 := base64.RawURLEncoding.Strict().DecodeString(name64)
 	mac, err2 := base64.RawURLEncoding.Strict().DecodeString(mac64)
 	if err1 != nil || err2 != nil || !hmac.Equal(mac, s.cursorMAC(gen, string(name))) {
-		return 0, false
+		return "", errors.New("the cursor was not issued for the serving generation")
 	}
-	last := string(name)
-	return sort.Search(len(gen.Tools), func(i int) bool { return gen.Tools[i].FQN > last }), true
-}
-
-// toolByFQN is the tool named fqn in gen, or nil.
-func toolByFQN(gen *catalogue.Generation, fqn string) *call.Tool {
-	i := sort.Search(len(gen.Tools), func(i int) bool { return gen.Tools[i].FQN >= fqn })
-	if i < len(gen.Tools) && gen.Tools[i].FQN == fqn {
-		return gen.Tools[i]
-	}
-	return nil
+	return string(name), nil
 }

@@ -4,41 +4,44 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
 	"testing"
 
-	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
 	"github.com/garm-dev/garm/daemon/internal/catalogue/cataloguetest"
-	"github.com/garm-dev/garm/daemon/internal/chain"
-	"github.com/garm-dev/garm/daemon/internal/listing"
-	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 )
 
 // largeFixture is a generation of 1,000 tools (10 packages of 100), each
-// READ at INTERNAL in the support set, and a server listing it.
-func largeFixture(tb testing.TB, pageSize int) (*Server, *catalogue.Generation, *call.Principal) {
+// READ at INTERNAL in the support set, a rig listing it, and the token of a
+// caller who sees every one.
+func largeFixture(tb testing.TB, pageSize int) (*rig, *catalogue.Generation, string) {
 	tb.Helper()
-	dir := tb.TempDir()
-	cataloguetest.WriteLarge(tb, dir, 10, 100)
-	g, err := catalogue.Load(cataloguetest.Build(tb, dir), catalogue.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	serving := new(catalogue.Serving)
-	serving.Store(g)
-	s, err := New(Config{
-		Chain:     chain.New(chain.Config{Serving: serving, Lister: listing.New(listing.Options{})}),
-		Resource:  "https://garm.example/mcp",
-		CursorKey: []byte("0123456789abcdef0123456789abcdef"),
-		PageSize:  pageSize,
+	// Built once per test binary and shared read-only: it is most of the
+	// package's test time.
+	large.once.Do(func() {
+		dir, err := os.MkdirTemp("", "mcp-large-")
+		if err != nil {
+			large.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		cataloguetest.WriteLarge(tb, dir, 10, 100)
+		large.gen, large.err = catalogue.Load(cataloguetest.Build(tb, dir), catalogue.Options{})
 	})
-	if err != nil {
-		tb.Fatal(err)
+	if large.err != nil || large.gen == nil {
+		tb.Fatalf("the large fixture: %v", large.err)
 	}
-	set, kept, _ := g.CompartmentSet([]string{"pii-contact"})
-	p := &call.Principal{Subject: "user:bench", Clearance: toolv1.Clearance_CLEARANCE_INTERNAL,
-		Compartments: set, CompartmentNames: kept, Verbs: call.VerbsOf(toolv1.Verb_VERB_READ)}
-	return s, g, p
+	g := large.gen
+	r := newRig(tb, g, pageSize)
+	return r, g, r.token(tb, map[string]any{"clearance": "INTERNAL", "compartments": []string{"pii-contact"}, "verbs": []string{"READ"}})
+}
+
+var large struct {
+	once sync.Once
+	gen  *catalogue.Generation
+	err  error
 }
 
 type listPage struct {
@@ -50,17 +53,17 @@ type listPage struct {
 	CacheScope string `json:"cacheScope"`
 }
 
-// listAll walks every page for p, answering the names listed and the pages.
-func listAll(tb testing.TB, s *Server, g *catalogue.Generation, p *call.Principal) (names []string, pages int) {
+// listAll walks every page for the caller of token, answering the names
+// listed and the pages.
+func listAll(tb testing.TB, r *rig, token string) (names []string, pages int) {
 	tb.Helper()
 	cursor := ""
 	for {
-		params := json.RawMessage(nil)
+		params := ""
 		if cursor != "" {
-			params, _ = json.Marshal(map[string]string{"cursor": cursor})
+			params = `,"params":{"cursor":"` + cursor + `"}`
 		}
-		rec := httptest.NewRecorder()
-		s.listTools(rec, g, p, &rpcRequest{id: json.RawMessage("1"), method: "tools/list", params: params}, era{})
+		rec := r.mcp(token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"`+params+`}`)
 		var a struct {
 			Result listPage `json:"result"`
 		}
@@ -78,8 +81,8 @@ func listAll(tb testing.TB, s *Server, g *catalogue.Generation, p *call.Principa
 }
 
 func TestAThousandToolsArePagedAndEveryPageResumesWhereTheLastEnded(t *testing.T) {
-	s, g, p := largeFixture(t, 300)
-	names, pages := listAll(t, s, g, p)
+	r, g, token := largeFixture(t, 300)
+	names, pages := listAll(t, r, token)
 	if len(names) != 1000 || pages != 4 {
 		t.Fatalf("listed %d tools in %d pages", len(names), pages)
 	}
@@ -91,10 +94,11 @@ func TestAThousandToolsArePagedAndEveryPageResumesWhereTheLastEnded(t *testing.T
 }
 
 func TestACursorIsRefusedUnlessThisServerIssuedItForTheServingGeneration(t *testing.T) {
-	s, g, _ := largeFixture(t, 300)
+	r, g, token := largeFixture(t, 300)
+	s := r.server
 	good := s.cursor(g, g.Tools[299].FQN)
-	if at, ok := s.resume(g, good); !ok || at != 300 {
-		t.Fatalf("a good cursor resumes at %d, %v", at, ok)
+	if after, err := s.resume(g, good); err != nil || after != g.Tools[299].FQN {
+		t.Fatalf("a good cursor resumes after %q, %v", after, err)
 	}
 	other := &catalogue.Generation{Digest: "sha256:another", Tools: g.Tools}
 	forged := s.cursor(other, g.Tools[299].FQN)
@@ -110,8 +114,16 @@ func TestACursorIsRefusedUnlessThisServerIssuedItForTheServingGeneration(t *test
 		"empty":                "",
 		"name swapped":         s.cursor(g, g.Tools[10].FQN)[:len(s.cursor(g, g.Tools[10].FQN))-23] + good[len(good)-23:],
 	} {
-		if _, ok := s.resume(g, c); ok {
+		if _, err := s.resume(g, c); err == nil {
 			t.Errorf("%s cursor was accepted", name)
+		}
+		// Refused by the chain, which records it, as -32602.
+		rec := r.mcp(token, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"`+c+`"}}`)
+		if a := decode(t, rec); a.Error == nil || a.Error.Code != codeInvalidParams {
+			t.Errorf("%s cursor: %s", name, rec.Body)
+		}
+		if rows := r.rows(); len(rows) != 1 || rows[0].GetOutcome() != "denied" || rows[0].GetErrorDetail() == "" {
+			t.Errorf("%s cursor: rows %v", name, rows)
 		}
 	}
 }
@@ -120,21 +132,24 @@ func TestACursorIsRefusedUnlessThisServerIssuedItForTheServingGeneration(t *test
 // tools/list, every page (two of DefaultPageSize), with the lister's and
 // the tool cache warm. The issue's budget is 2 ms.
 func BenchmarkToolsListThousandVisibleWarm(b *testing.B) {
-	s, g, p := largeFixture(b, 0)
-	if names, pages := listAll(b, s, g, p); len(names) != 1000 || pages != 2 {
+	r, g, token := largeFixture(b, 0)
+	if names, pages := listAll(b, r, token); len(names) != 1000 || pages != 2 {
 		b.Fatalf("%d tools in %d pages", len(names), pages)
 	}
-	second, _ := json.Marshal(map[string]string{"cursor": s.cursor(g, g.Tools[DefaultPageSize-1].FQN)})
-	requests := []*rpcRequest{
-		{id: json.RawMessage("1"), method: "tools/list"},
-		{id: json.RawMessage("2"), method: "tools/list", params: second},
+	bodies := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"` + r.server.cursor(g, g.Tools[DefaultPageSize-1].FQN) + `"}}`,
 	}
 	w := &discard{header: http.Header{}}
 	b.ReportAllocs()
 	for b.Loop() {
-		for _, req := range requests {
+		for _, body := range bodies {
 			w.n = 0
-			s.listTools(w, g, p, req, era{stateless: true})
+			req := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Authorization", "Bearer "+token)
+			r.server.ServeHTTP(w, req)
 			if w.status != http.StatusOK || w.n < 100_000 {
 				b.Fatalf("%d, %d bytes", w.status, w.n)
 			}

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -13,15 +12,11 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"time"
 
-	"github.com/garm-dev/garm/daemon/internal/call"
-	"github.com/garm-dev/garm/daemon/internal/catalogue"
 	"github.com/garm-dev/garm/daemon/internal/chain"
-	rowstep "github.com/garm-dev/garm/daemon/internal/chain/ledger"
 	"github.com/garm-dev/garm/daemon/internal/deny"
 	"github.com/garm-dev/garm/daemon/internal/toolplane"
 	"github.com/garm-dev/garm/daemon/internal/tracing"
@@ -54,8 +49,10 @@ const MinCursorKey = 16
 // Config is what a Server needs; every field is required unless it says
 // otherwise.
 type Config struct {
-	// Chain runs every tools/call, and lends its Authenticator, Lister,
-	// Serving and Recorder to the rest.
+	// Chain answers every request that is one JSON-RPC request: it
+	// authenticates, decides, lists and records. The endpoint reads
+	// nothing of it but Run's answers, and its Tracer for the span it
+	// lends.
 	Chain *chain.Chain
 	// Resource is the endpoint's canonical URL (RFC 8707): what the
 	// metadata names, and the audience a token may carry instead of the
@@ -211,6 +208,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	// Nothing this endpoint answers is for a shared cache: every answer
+	// is the caller's own.
+	w.Header()["Cache-Control"] = cacheControl
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		writeError(w, nil, errMethod)
@@ -225,11 +225,18 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// One reading of every security-relevant header, the tool plane's
-	// (decision 0032), and of the protocol version.
+	// (decision 0032), and of the protocol version. A header that cannot
+	// be read once is the chain's to refuse and record, as on the HTTP
+	// route.
 	var headers chain.Request
 	toolplane.ReadHeaders(r.Header, &headers)
-	if headers.HeaderFault != "" || len(r.Header.Values("Mcp-Protocol-Version")) > 1 {
-		writeError(w, nil, errDuplicateHeader)
+	if headers.HeaderFault == "" && len(r.Header.Values("Mcp-Protocol-Version")) > 1 {
+		headers.HeaderFault = "Mcp-Protocol-Version was sent more than once"
+	}
+	if headers.HeaderFault != "" {
+		creq := s.chainRequest(&headers, era{})
+		creq.HeaderFault = headers.HeaderFault
+		s.refuse(w, nil, s.chain.Run(context.WithoutCancel(r.Context()), creq), errDuplicateHeader)
 		return
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
@@ -258,29 +265,16 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return // the caller's connection failed mid-body: nobody to answer
 	}
 
-	gen := s.chain.Serving.Load()
-	if gen == nil {
-		s.recordRefusal(start, nil, nil, "", deny.Fail(deny.NoCatalogue, "no_catalogue", "no catalogue generation is serving"))
-		writeError(w, nil, errUnavailable)
-		return
-	}
-	authorization := r.Header.Get("Authorization")
-	authStart := time.Now()
-	p, cacheHit, err := s.chain.Authn.AuthenticateCached(r.Context(), authorization, gen)
-	gate := gateAuth{start: authStart, end: time.Now(), cacheHit: cacheHit, err: err}
-	if err != nil {
-		s.traceRefusal(r.Context(), &headers, version, start, gate, s.recordRefusal(start, gen, nil, "", err), gen, err)
-		w.Header().Set("Www-Authenticate", s.challenge)
-		writeError(w, nil, errUnauthenticated)
-		return
-	}
-
+	// What is not one JSON-RPC request in a revision served is refused
+	// with a static error before anyone is asked who the caller is: it
+	// is no call, and its words tell nothing of what is served. Every
+	// request that is one goes to the chain exactly once.
 	req, rerr := parseRequest(body)
 	if rerr != nil {
 		writeError(w, idOf(req), rerr)
 		return
 	}
-	era, rerr := eraOf(req, version)
+	e, rerr := eraOf(req, version)
 	if rerr != nil {
 		writeError(w, req.id, rerr)
 		return
@@ -291,30 +285,89 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, nil, errInvalidRequest)
 			return
 		}
-		_, span := s.startSpan(r.Context(), tracing.NameMCPList, version, headers.Traceparent, headers.Tracestate, start, gate)
-		finishList(span, s.listTools(w, gen, p, req, era), gen)
+		ctx, span := s.startSpan(r.Context(), tracing.NameMCPList, version, headers.Traceparent, headers.Tracestate, start)
+		defer span.End(tracing.Result{})
+		s.listTools(ctx, w, &headers, req, e)
 	case "tools/call":
 		if req.id == nil {
 			writeError(w, nil, errInvalidRequest)
 			return
 		}
-		if s.chain.Tracer != nil {
-			tp, ts := callTrace(r.Header, &headers, req.params)
-			ctx, span := s.startSpan(r.Context(), tracing.NameMCPCall, version, tp, ts, start, gate)
-			// Ends the span once answered; what it records is for a call
-			// refused before the chain ran (its parameters).
-			defer span.End(invalidParams(gen))
-			r = r.WithContext(tracing.Lend(ctx, span))
-		}
-		s.callTool(w, r, &headers, start, gen, p, req, era)
+		tp, ts := callTrace(r.Header, &headers, req.meta)
+		ctx, span := s.startSpan(r.Context(), tracing.NameMCPCall, version, tp, ts, start)
+		defer span.End(tracing.Result{})
+		s.callTool(ctx, w, r.Header, &headers, req, e)
 	case "initialize", "ping", "server/discover", "notifications/initialized", "notifications/cancelled":
-		s.forward(w, r, body)
+		if s.admit(w, r, &headers, req, e) {
+			s.forward(w, r, body, req.id)
+		}
 	default:
+		if !s.admit(w, r, &headers, req, e) {
+			return
+		}
 		if req.id == nil {
 			w.WriteHeader(http.StatusAccepted) // a notification this server has no use for
 			return
 		}
 		writeError(w, req.id, errMethodNotFound)
+	}
+}
+
+// cacheControl is every answer's Cache-Control, the plane's.
+var cacheControl = []string{toolplane.CacheControl}
+
+// chainRequest is the chain request of an MCP request: what every one
+// carries, whatever its method.
+func (s *Server) chainRequest(headers *chain.Request, e era) *chain.Request {
+	return &chain.Request{
+		HTTPMethod:    http.MethodPost,
+		Path:          Path,
+		Authorization: headers.Authorization,
+		JSON:          true,
+		Surface:       chain.SurfaceMCP,
+		ClientName:    e.clientName,
+	}
+}
+
+// admit asks the chain whether the caller of a method answered without a
+// call (the lifecycle, a method not served) is admitted; false when it
+// was not, and was answered.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, headers *chain.Request, req *rpcRequest, e era) bool {
+	creq := s.chainRequest(headers, e)
+	creq.Admit = true
+	resp := s.chain.Run(context.WithoutCancel(r.Context()), creq)
+	if resp.Code == "" {
+		return true
+	}
+	s.refuse(w, req.id, resp, errInternal)
+	return false
+}
+
+// refuse answers a refusal of the chain to a request that is not a call,
+// dressed as JSON-RPC: the endpoint's 401 with the pointer to the resource
+// metadata, the 503 of no catalogue, and otherwise fallback.
+func (s *Server) refuse(w http.ResponseWriter, id json.RawMessage, resp *chain.Response, fallback *rpcError) {
+	rowHeaders(w, resp)
+	switch resp.Code {
+	case codeUnauthenticated:
+		w.Header().Set("Www-Authenticate", s.challenge)
+		writeError(w, id, errUnauthenticated)
+	case codeUnavailable:
+		writeError(w, id, errUnavailable)
+	case codeInternal:
+		writeError(w, id, errInternal)
+	default:
+		writeError(w, id, fallback)
+	}
+}
+
+// rowHeaders names the chain's row and generation, as the HTTP route does.
+func rowHeaders(w http.ResponseWriter, resp *chain.Response) {
+	if resp.EventID != "" {
+		w.Header()[toolplane.EventIDHeader] = []string{resp.EventID}
+	}
+	if resp.Digest != "" {
+		w.Header()[toolplane.DigestHeader] = []string{resp.Digest}
 	}
 }
 
@@ -338,18 +391,14 @@ const (
 	metaServerInfo      = "io.modelcontextprotocol/serverInfo"
 )
 
+// eraOf reads the era from the header and from _meta's members, by their
+// exact names.
 func eraOf(req *rpcRequest, header string) (era, *rpcError) {
 	if req.params == nil && header != VersionStateless {
 		return era{}, nil
 	}
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if req.params != nil && json.Unmarshal(req.params, &p) != nil {
-		return era{}, errInvalidParams
-	}
 	var metaVersion string
-	if raw, ok := p.Meta[metaProtocolVersion]; ok && json.Unmarshal(raw, &metaVersion) != nil {
+	if raw, ok := req.meta[metaProtocolVersion]; ok && json.Unmarshal(raw, &metaVersion) != nil {
 		return era{}, errInvalidParams
 	}
 	if req.id == nil || (metaVersion == "" && header != VersionStateless) {
@@ -364,14 +413,14 @@ func eraOf(req *rpcRequest, header string) (era, *rpcError) {
 		return era{}, errHeaderMismatch
 	}
 	e := era{stateless: true}
-	if raw, ok := p.Meta[metaClientInfo]; ok {
-		var info struct {
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(raw, &info) != nil {
+	if raw, ok := req.meta[metaClientInfo]; ok {
+		info, err := objectMembers(raw)
+		if err != nil {
 			return era{}, errInvalidParams
 		}
-		e.clientName = info.Name
+		if name, ok := info["name"]; ok && json.Unmarshal(name, &e.clientName) != nil {
+			return era{}, errInvalidParams
+		}
 	}
 	return e, nil
 }
@@ -435,82 +484,6 @@ func readBody(r *http.Request) ([]byte, error) {
 		return nil, errBodyTooLarge
 	}
 	return body, nil
-}
-
-// recordRefusal writes the row of a request refused before the chain ran:
-// one row, as the HTTP route writes for the same refusal.
-func (s *Server) recordRefusal(start time.Time, gen *catalogue.Generation, p *call.Principal, clientName string, err error) string {
-	id := rowstep.NewEventID(start)
-	row := rowstep.Open(id, start, Path, s.chain.Version)
-	rowstep.Surface(row, chain.SurfaceMCP, clientName)
-	if gen != nil {
-		row.CatalogueDigest = gen.Digest
-	}
-	if p != nil {
-		rowstep.Principal(row, p)
-	}
-	latency := time.Since(start)
-	rowstep.Finish(row, err, latency)
-	s.chain.Recorder.Record(row)
-	if s.chain.Observe != nil {
-		s.chain.Observe(context.Background(), "", deny.Outcome(err), deny.WireCode(err), latency)
-	}
-	return id
-}
-
-// forward hands a lifecycle request to the SDK and answers what it
-// answered, its error messages replaced by static ones.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte) {
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.ContentLength = int64(len(body))
-	rec := httptest.NewRecorder()
-	s.lifecycle.ServeHTTP(rec, r)
-	res := rec.Result()
-	out := rec.Body.Bytes()
-	switch {
-	case res.StatusCode == http.StatusAccepted:
-		w.WriteHeader(http.StatusAccepted)
-	case res.StatusCode == http.StatusOK && strings.HasPrefix(res.Header.Get("Content-Type"), "application/json"):
-		writeJSON(w, http.StatusOK, sanitise(out))
-	default:
-		writeError(w, nil, errorForStatus(res.StatusCode))
-	}
-}
-
-// sanitise replaces the message and data of a JSON-RPC error answer by the
-// static words for its code; a result passes unchanged.
-func sanitise(answer []byte) []byte {
-	var a struct {
-		ID    json.RawMessage `json:"id"`
-		Error *struct {
-			Code int `json:"code"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(answer, &a) != nil {
-		return errorBody(nil, errInternal)
-	}
-	if a.Error == nil {
-		return answer
-	}
-	msg, ok := staticMessages[a.Error.Code]
-	if !ok {
-		msg = errInternal.message
-	}
-	return errorBody(a.ID, &rpcError{code: a.Error.Code, message: msg})
-}
-
-func errorForStatus(status int) *rpcError {
-	switch status {
-	case http.StatusMethodNotAllowed:
-		return errMethod
-	case http.StatusRequestEntityTooLarge:
-		return errTooLarge
-	case http.StatusUnsupportedMediaType:
-		return errMediaType
-	case http.StatusBadRequest, http.StatusNotFound:
-		return errInvalidRequest
-	}
-	return errInternal
 }
 
 func isTimeout(err error) bool {

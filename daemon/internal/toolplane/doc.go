@@ -14,7 +14,9 @@
 // What it refuses before the chain, with no ledger row — the ledger records
 // calls that passed the size check, and these never arrived whole: a body
 // over the limit (413), one that did not arrive in time (408), one cut at
-// shutdown (503). The caller's connection going away does not cancel its
+// shutdown (503). Every answer it writes is Cache-Control: private,
+// no-store (CacheControl, which MCP writes too): each is the caller's own,
+// or a refusal of the caller's request. The caller's connection going away does not cancel its
 // call: a call cut off mid-flight is a call whose effect nobody can know,
 // so it runs to its answer or its deadline and its row says which.
 package toolplane

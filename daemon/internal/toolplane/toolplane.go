@@ -244,6 +244,7 @@ func (p *Plane) refuseBody(w http.ResponseWriter, r *http.Request, err error) {
 	status, b := deny.Wire(refusal)
 	hdr := w.Header()
 	hdr["Content-Type"] = []string{"application/json"}
+	hdr["Cache-Control"] = cacheControl
 	if r.ProtoMajor == 1 {
 		// HTTP/2 closes the stream, not the connection, and has no such header.
 		hdr["Connection"] = []string{"close"}
@@ -257,9 +258,18 @@ func isTimeout(err error) bool {
 	return errors.As(err, &t) && t.Timeout()
 }
 
+// CacheControl is the Cache-Control of every answer of the plane: each is
+// the caller's own (a listing, a tool's redacted answer, where an approval
+// request stands) or a refusal of the caller's request, and none is for a
+// shared cache, or for keeping.
+const CacheControl = "private, no-store"
+
+var cacheControl = []string{CacheControl}
+
 func writeResponse(w http.ResponseWriter, resp *chain.Response) {
 	hdr := w.Header()
 	hdr["Content-Type"] = []string{resp.ContentType}
+	hdr["Cache-Control"] = cacheControl
 	if resp.EventID != "" {
 		hdr[EventIDHeader] = []string{resp.EventID}
 	}

@@ -39,6 +39,12 @@ type grantClaim struct {
 	compartments []string
 	material     string
 	hasMaterial  bool
+	// tenant and act are what the grant binds of the caller besides its
+	// subject; hasTenant and hasAct say whether it binds them at all.
+	tenant    string
+	hasTenant bool
+	act       []string
+	hasAct    bool
 }
 
 // object is a JSON object's members, exactly as spelled.
@@ -116,6 +122,16 @@ func parseGrant(g object) (grantClaim, error) {
 	}
 	if out.compartments, err = stringList(g, "garm_grant.approver_compartments"); err != nil {
 		return out, err
+	}
+	if _, out.hasTenant = g["tenant"]; out.hasTenant {
+		if out.tenant, err = requiredString(g, "garm_grant.tenant"); err != nil {
+			return out, err
+		}
+	}
+	if _, out.hasAct = g["act"]; out.hasAct {
+		if out.act, err = stringList(g, "garm_grant.act"); err != nil {
+			return out, err
+		}
 	}
 	if _, out.hasMaterial = g["material"]; out.hasMaterial {
 		if out.material, err = requiredString(g, "garm_grant.material"); err != nil {

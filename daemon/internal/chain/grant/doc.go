@@ -6,7 +6,9 @@
 // skew, and an age within the tool's max_grant_age_seconds — the tool's
 // ceiling, which nothing in the grant can raise; no act claim, because a
 // delegated identity cannot approve; and garm_grant binding the grant to
-// this tool, this caller's subject, an approver whose clearance and
+// this tool, this caller's subject (and, when the grant names them, this
+// caller's tenant and exact delegation chain, which the approvals service
+// always binds), an approver whose clearance and
 // compartments the tool asks of approvers, and, when the tool declares
 // material_fields, the digest of exactly the values the approver saw
 // (wire.RequestMaterialDigest, recomputed from the request). Check decides

@@ -235,6 +235,10 @@ func (v *Verifier) checkClaims(c *claims, p *call.Principal, t *call.Tool, appro
 		return refuseJTI(c.jti, "approves another tool")
 	case g.subject != p.Subject:
 		return refuseJTI(c.jti, "approves a call by another subject")
+	case g.hasTenant && g.tenant != p.Tenant:
+		return refuseJTI(c.jti, "approves a call in another tenant")
+	case g.hasAct && !sameChain(g.act, p.Act):
+		return refuseJTI(c.jti, "approves a call through another delegation chain")
 	case !call.Allows(g.clearance, approval.GetApproverMinClearance()):
 		return refuseJTI(c.jti, "was approved at clearance %s, below the tool's approver_min_clearance %s", g.clearance, approval.GetApproverMinClearance())
 	}
@@ -277,6 +281,12 @@ func fourEyes(c *claims, p *call.Principal) error {
 		}
 	}
 	return nil
+}
+
+// sameChain reports whether the grant's act lists exactly the call's
+// actors, outermost first.
+func sameChain(act []string, chain []call.Actor) bool {
+	return slices.EqualFunc(act, chain, func(s string, a call.Actor) bool { return s == a.Subject })
 }
 
 // grantRequired is the refusal of a call that presented no grant: the

@@ -72,8 +72,10 @@ const maxPath = 256
 // inside what a ledger stream accepts in one message.
 const maxDetail = 4 << 10
 
-// recordablePath is the path as a row may hold it.
-func recordablePath(path string) string { return bounded(path, maxPath) }
+// recordablePath is the path as a row may hold it: the caller names it
+// (over MCP, a tool name of its choosing), so its control characters are
+// replaced as client_name's are.
+func recordablePath(path string) string { return bounded(strings.Map(printable, path), maxPath) }
 
 // bounded is s as a row may hold it: valid UTF-8 (a row must marshal), at
 // most max bytes, cut on a rune boundary and marked when cut.
@@ -129,7 +131,9 @@ func Tool(e *ledgerv1.Event, t *call.Tool) { e.Tool = t.FQN }
 func Finish(e *ledgerv1.Event, err error, latency time.Duration) {
 	e.Outcome = deny.Outcome(err)
 	kind, detail := deny.Detail(err)
-	e.ErrorKind, e.ErrorDetail = kind, bounded(detail, maxDetail)
+	// A detail can quote what the caller sent; a reader of the row or of
+	// a log line holding it must not be steered by it.
+	e.ErrorKind, e.ErrorDetail = kind, bounded(strings.Map(printable, detail), maxDetail)
 	e.LatencyMs = float64(latency.Nanoseconds()) / 1e6
 }
 

@@ -197,10 +197,14 @@ func wantColumns(e *ledgerv1.Event) map[string]any {
 	for k, v := range e.GetTags() {
 		tags[k] = v
 	}
-	compartments := []any{}
-	for _, c := range e.GetCompartmentsEffective() {
-		compartments = append(compartments, c)
+	anyList := func(list []string) []any {
+		out := []any{}
+		for _, s := range list {
+			out = append(out, s)
+		}
+		return out
 	}
+	compartments := anyList(e.GetCompartmentsEffective())
 	return map[string]any{
 		"event_id": e.GetEventId(), "time": e.GetTime().AsTime().UTC().Format(time.RFC3339Nano),
 		"tenant": e.GetTenant(), "app": e.GetApp(), "feature": e.GetFeature(), "run_id": e.GetRunId(),
@@ -215,6 +219,9 @@ func wantColumns(e *ledgerv1.Event) map[string]any {
 		"execution_subject": e.GetExecutionSubject(), "catalogue_digest": e.GetCatalogueDigest(),
 		"daemon_version": e.GetDaemonVersion(), "method": e.GetMethod(),
 		"surface": e.GetSurface(), "client_name": e.GetClientName(),
+		"instance_rule": e.GetInstanceRule(), "rows_filtered": float64(e.GetRowsFiltered()),
+		"filters_applied": anyList(e.GetFiltersApplied()), "audit_only_verdicts": anyList(e.GetAuditOnlyVerdicts()),
+		"rule_error_class": e.GetRuleErrorClass(),
 	}
 }
 
