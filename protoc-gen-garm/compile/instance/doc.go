@@ -14,8 +14,11 @@
 // worst-case cost from declared sizes (protovalidate max_len, max_items and
 // max_pairs on message fields, max_len and max_items on attributes, the
 // compartment count) and refuses a rule whose bound is unknown or above
-// MaxCost, naming what to bound. The Program it returns reports what it reads,
-// its bound, and the compartments it tests membership of.
+// MaxCost (a *CostError naming what to bound). The Program it returns reports
+// what it reads, its bound, the compartments it tests membership of, the
+// lists it quantifies with all() and the paths it tests with has(), for the
+// plan and for lint; HoldsForEveryCaller finds a rule that restricts no one
+// who can see the tool.
 //
 // The principal is a set of qualified CEL variables (principal.subject,
 // principal.attrs.<name>, ...), never raw claims. Absent is not empty: a
@@ -24,7 +27,8 @@
 // held as sets so membership is a map lookup. Program.Eval reports anything
 // but exactly true as false, with an ErrorClass from a closed list when the
 // evaluation failed; CEL's error text never leaves this package, because it
-// can quote request values.
+// can quote request values. Evaluation is not metered at run time: the
+// static bound is the guard (docs/decisions/0091-instance-rules-cost-is-bounded-at-build-not-metered-per-call.md).
 //
 // Only CEL's standard library is declared: no extension functions, so a rule
 // means the same in every build. What is deliberately not here: which tools
