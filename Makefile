@@ -90,6 +90,30 @@ garmd: ## Build the garmd daemon from this tree into .tmp/bin.
 	@mkdir -p $(BIN)
 	go build -o $(BIN)/garmd ./daemon/cmd/garmd
 
+.PHONY: garm-approvals
+garm-approvals: ## Build the approvals service (garm-approvals) from this tree into .tmp/bin.
+	@mkdir -p $(BIN)
+	go build -o $(BIN)/garm-approvals ./approvals/cmd/garm-approvals
+
+# What `make install` and `make image` stamp into the commands' `version`:
+# the nearest tag, commits since, the commit, and -dirty for uncommitted changes.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The link-time variables each command prints for `version` (garmd version,
+# garm catalogue version, garm-catalogue version).
+LDFLAGS := -X github.com/garm-dev/garm/daemon.version=$(VERSION) -X github.com/garm-dev/garm/catalogue-builder/cli.version=$(VERSION)
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+
+.PHONY: install
+install: ## Build garm, garmd, garm-catalogue and garm-approvals, static and stamped with VERSION (git describe), into BINDIR (PREFIX/bin; PREFIX=/usr/local by default).
+	@mkdir -p $(BINDIR)
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BINDIR)/ ./cmd/garm ./daemon/cmd/garmd ./catalogue-builder/cmd/garm-catalogue ./approvals/cmd/garm-approvals
+	@echo "installed garm, garmd, garm-catalogue and garm-approvals $(VERSION) into $(BINDIR)"
+
+.PHONY: image
+image: ## Build garmd's and garm-approvals' OCI images (static, non-root, no shell), reproducible from the commit, as OCI layout tarballs in .tmp/image/.
+	go run ./deploy/image -o $(CURDIR)/.tmp/image -version $(VERSION)
+
 .PHONY: calcd
 calcd: ## Build the example calculator's service command from this tree into .tmp/bin.
 	@mkdir -p $(BIN)

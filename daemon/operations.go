@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
 
@@ -114,11 +115,27 @@ func (c countingSink) Write(ctx context.Context, e *ledgerv1.Event) error {
 // servers discovered in the cluster. Without them nats.go says nothing, or
 // writes plain text to standard error.
 func busEventHandlers(logger *slog.Logger) []nats.Option {
+	// The server garmd was connected to: once the connection is lost the
+	// client no longer names it.
+	var server atomic.Pointer[string]
+	remember := func(nc *nats.Conn) {
+		url := nc.ConnectedUrlRedacted()
+		server.Store(&url)
+	}
 	return []nats.Option{
+		nats.ConnectHandler(remember),
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
-			logger.Warn("garmd: lost the bus connection; reconnecting", "server", nc.ConnectedUrlRedacted(), "err", errString(err))
+			if !lostConnection(err) {
+				return
+			}
+			lost := nc.ConnectedUrlRedacted()
+			if s := server.Load(); lost == "" && s != nil {
+				lost = *s
+			}
+			logger.Warn("garmd: lost the bus connection; reconnecting", "server", lost, "err", err)
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
+			remember(nc)
 			logger.Info("garmd: the bus connection is back", "server", nc.ConnectedUrlRedacted(), "reconnects", nc.Stats().Reconnects)
 		}),
 		nats.LameDuckModeHandler(func(nc *nats.Conn) {
@@ -130,13 +147,12 @@ func busEventHandlers(logger *slog.Logger) []nats.Option {
 	}
 }
 
-// errString is err's text, or "" for a clean disconnect.
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
+// lostConnection reports whether a disconnect was a loss: nats.go calls
+// the disconnect handler with the error that broke the connection, and
+// with nil when the connection was closed or drained on purpose — at every
+// shutdown and every reload of a dev plane, which must not read as an
+// outage.
+func lostConnection(err error) bool { return err != nil }
 
 // busState is the Bus source of metrics.
 func busState(nc *nats.Conn) func() (bool, uint64) {

@@ -13,7 +13,10 @@ func Subject(method string) string {
 func QueueGroup(service string) string { return service }
 
 // ServiceName is the micro service name of a proto service: its full name
-// with "." replaced by "_" (micro allows no dots).
+// with "." replaced by "_" (micro allows no dots). It is what ties a running
+// service to its package: the bus lets only the package's identity answer
+// discovery under that name, and garmd's quarantine counts a service for
+// the package its name derives from, and for no other.
 func ServiceName(service string) string { return strings.ReplaceAll(service, ".", "_") }
 
 // EndpointName is the micro endpoint name of a tool: its subject with "."

@@ -4,6 +4,8 @@
 //
 //	garm-approvals --base-url <url> --key <pem> --grant-audience <aud> \
 //	  --oidc-issuer <iss> --oidc-client-id <id> --nats <url> [--nats-nkey <seed>] [flags]
+//	garm-approvals --config <file.yaml> [flags]
+//	garm-approvals config [--config <file.yaml>] [flags]
 package main
 
 import (
@@ -20,6 +22,7 @@ import (
 	"syscall"
 
 	"github.com/garm-dev/garm/approvals"
+	"github.com/garm-dev/garm/deploy/configfile"
 )
 
 func main() {
@@ -32,6 +35,9 @@ func main() {
 // run parses args into a configuration and serves it, answering the exit code: 2 for flags
 // that do not make a valid configuration, 1 for a failure while serving.
 func run(ctx context.Context, args []string, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "config" {
+		return printConfig(args[1:], stderr)
+	}
 	cfg, err := parseFlags(args, stderr)
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
@@ -49,8 +55,13 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	return 0
 }
 
-// parseFlags turns args into a validated configuration; every problem is reported at once.
+// parseFlags turns args, the environment's secret paths and the --config file into a validated
+// configuration (config.go); every problem is reported at once.
 func parseFlags(args []string, stderr io.Writer) (approvals.ServeConfig, error) {
+	return parse(args, stderr, false)
+}
+
+func parse(args []string, stderr io.Writer, printing bool) (approvals.ServeConfig, error) {
 	var c approvals.ServeConfig
 	var secretFile string
 	fs := flag.NewFlagSet("garm-approvals", flag.ContinueOnError)
@@ -72,13 +83,22 @@ func parseFlags(args []string, stderr io.Writer) (approvals.ServeConfig, error) 
 	fs.StringVar(&c.NATS, "nats", "", "the bus's `url`")
 	fs.StringVar(&c.NATSNKey, "nats-nkey", "", "the approvals service's bus identity: an nkey seed `file`")
 	fs.StringVar(&c.NATSInboxPrefix, "nats-inbox-prefix", approvals.DefaultInboxPrefix, "the `prefix` of its reply subjects, as its bus permissions allow")
-	if err := fs.Parse(args); err != nil {
+	fileProblems, err := configfile.Parse(fs, args, secretPathEnv, os.Getenv)
+	if err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	if printing {
+		if err := configfile.Effective(stdout, fs); err != nil {
+			return c, err
+		}
+	}
 	var problems []error
+	for _, p := range fileProblems {
+		problems = append(problems, errors.New(p))
+	}
 	if secretFile != "" {
 		secret, err := os.ReadFile(secretFile)
 		if err != nil {

@@ -24,8 +24,17 @@ const usage = `garmd is the governed tool plane's daemon.
 
 Usage:
   garmd serve --catalogue <file|s3://bucket/key> --issuer <iss> --jwks <url> --hash-key-file <file> [flags]
+  garmd serve --config <file.yaml> [flags]
+  garmd config [--config <file.yaml>] [flags]
   garmd check --catalogue <file|s3://bucket/key> [--with-grants] [--with-notify] [--audit-retention <d>]
   garmd version
+
+A --config file is YAML whose keys are serve's flags (issuer and jwks are
+lists); flags override it. Secrets are files: GARMD_HASH_KEY_FILE,
+GARMD_APPROVAL_STATE_KEY_FILE, GARMD_NATS_CREDS, GARMD_NATS_NKEY,
+GARMD_NATS_USER_FILE, GARMD_NATS_TLS_KEY and GARMD_TLS_KEY name their paths,
+between the file and the flags. "garmd config" prints the configuration serve
+would run with, as such a file, and every problem with it.
 
 Run "garmd <command> --help" for a command's flags.
 `
@@ -40,6 +49,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serve(ctx, args[1:], stderr)
 	case "check":
 		return check(args[1:], stdout, stderr)
+	case "config":
+		return printConfig(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "garmd", garmd.Version())
 		return exitOK
@@ -56,6 +67,7 @@ type repeated []string
 
 func (r *repeated) String() string     { return strings.Join(*r, ",") }
 func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+func (r *repeated) Values() []string   { return *r }
 
 // optionalDuration is a duration flag that stays nil until given.
 type optionalDuration struct{ d **time.Duration }
@@ -114,17 +126,18 @@ func serveFlags(cfg *garmd.Config, stderr io.Writer) *flag.FlagSet {
 }
 
 func serve(ctx context.Context, args []string, stderr io.Writer) int {
-	cfg := garmd.DefaultConfig()
-	fs := serveFlags(&cfg, stderr)
-	if err := fs.Parse(args); err != nil {
+	cfg, _, problems, err := loadConfig("garmd serve", args, stderr)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
 		return exitUsage
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "garmd serve: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+	if len(problems) > 0 {
+		// The file's problems and Validate's together, as Serve would
+		// report Validate's alone.
+		fmt.Fprintln(stderr, allProblems(cfg, problems))
+		return exitFailed
 	}
 	cfg.Logger = slog.New(slog.NewJSONHandler(stderr, nil))
 	if err := garmd.Serve(ctx, cfg); err != nil {

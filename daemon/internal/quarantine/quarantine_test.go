@@ -40,9 +40,9 @@ func calculatorGeneration(t *testing.T) *catalogue.Generation {
 	return g
 }
 
-func connect(t *testing.T, url string) *nats.Conn {
+func connect(t *testing.T, url string, opts ...nats.Option) *nats.Conn {
 	t.Helper()
-	nc, err := nats.Connect(url)
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func connect(t *testing.T, url string) *nats.Conn {
 
 // serveCalculator runs a real garmtool service carrying the calculator's
 // tools and advertising hash, two instances of it; stop ends it.
-func serveCalculator(t *testing.T, url, hash string) (stop func()) {
+func serveCalculator(t *testing.T, url, hash string, opts ...nats.Option) (stop func()) {
 	t.Helper()
 	svc := garmtool.New("calc", "0.1.0", garmtool.WithConcurrency(2), garmtool.WithDrainTimeout(time.Second))
 	for _, ref := range calcv1.CalculatorTools {
@@ -63,7 +63,7 @@ func serveCalculator(t *testing.T, url, hash string) (stop func()) {
 			t.Fatal(err)
 		}
 	}
-	nc, err := nats.Connect(url)
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,19 +109,20 @@ func serveWithoutIdentity(t *testing.T, url string) {
 	}
 }
 
-// serveMute answers $SRV.PING like a service but never answers its INFO:
-// every round that sees it is incomplete. stop ends it.
-func serveMute(t *testing.T, url string) (stop func()) {
+// serveMute answers $SRV.PING as an instance of the service named but never
+// answers its INFO: every round that sees it is unsure of the service's
+// package. stop ends it.
+func serveMute(t *testing.T, url, name string) (stop func()) {
 	t.Helper()
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pong, _ := json.Marshal(micro.Ping{ServiceIdentity: micro.ServiceIdentity{Name: "mute", ID: "MUTE1", Version: "0.1.0"}, Type: micro.PingResponseType})
+	pong, _ := json.Marshal(micro.Ping{ServiceIdentity: micro.ServiceIdentity{Name: name, ID: "MUTE1", Version: "0.1.0"}, Type: micro.PingResponseType})
 	if _, err := nc.Subscribe("$SRV.PING", func(m *nats.Msg) { _ = m.Respond(pong) }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := nc.Subscribe("$SRV.INFO.mute.MUTE1", func(*nats.Msg) {}); err != nil {
+	if _, err := nc.Subscribe("$SRV.INFO."+name+".MUTE1", func(*nats.Msg) {}); err != nil {
 		t.Fatal(err)
 	}
 	if err := nc.Flush(); err != nil {
@@ -231,7 +232,7 @@ func TestAnIncompleteRoundAddsAQuarantineButNeverLiftsOne(t *testing.T) {
 	srv := garmtooltest.StartServer(t)
 	g := calculatorGeneration(t)
 	r := newReconciler(t, srv.URL(), nil)
-	stopMute := serveMute(t, srv.URL())
+	stopMute := serveMute(t, srv.URL(), "calc_v1_Calculator")
 	stopWrong := serveCalculator(t, srv.URL(), otherHash)
 
 	v := sweep(t, r, g)

@@ -78,6 +78,9 @@ type Reconciler struct {
 	mu sync.Mutex
 	// swept is the generation the last round ran against.
 	swept atomic.Pointer[catalogue.Generation]
+	// claims are the last round's claims on other packages' subjects,
+	// each warned of once; guarded by mu.
+	claims map[claim]bool
 }
 
 // New is a Reconciler asking the bus through nc. It quarantines nothing
@@ -141,13 +144,25 @@ type instance struct{ name, id string }
 
 // round is what one sweep saw.
 type round struct {
-	found    map[string]Verdict
+	found map[string]Verdict
+	// complete is false when the round could not see every running
+	// service at all: PING failed or the bus went away.
 	complete bool
+	// unsure are the packages one of whose own services did not answer
+	// INFO: the round can add their quarantine but not lift it.
+	unsure map[string]bool
+	// claims are the endpoints services claimed for packages not theirs.
+	claims map[claim]bool
+}
+
+// claim is an endpoint a service claimed on another package's subject.
+type claim struct {
+	service, instance, subject, pkg string
 }
 
 // Sweep runs one round against g and publishes its verdicts: a complete
-// round's replace the last ones, an incomplete round's are added to them.
-// A nil g changes nothing.
+// round's replace the last ones, except for the packages it was unsure
+// of; an incomplete round's are added to them. A nil g changes nothing.
 func (r *Reconciler) Sweep(ctx context.Context, g *catalogue.Generation) {
 	if g == nil {
 		return
@@ -160,22 +175,45 @@ func (r *Reconciler) Sweep(ctx context.Context, g *catalogue.Generation) {
 
 	prev := r.current.Load()
 	next := seen.found
-	if !seen.complete {
+	if !seen.complete || len(seen.unsure) > 0 {
 		next = maps.Clone(seen.found)
 		expected := expectedHashes(g)
 		for pkg, v := range prev.byPackage {
 			if _, known := expected[pkg]; !known {
 				continue // not served any more: nothing to keep out
 			}
+			if seen.complete && !seen.unsure[pkg] {
+				continue // seen in full: the round decides it
+			}
 			if _, ok := next[pkg]; !ok {
 				next[pkg] = v
 			}
 		}
 	}
-	verdicts := newVerdicts(next, r.o.Now(), seen.complete)
+	verdicts := newVerdicts(next, r.o.Now(), seen.complete && len(seen.unsure) == 0)
 	r.current.Store(verdicts)
 	r.swept.Store(g)
 	r.logChanges(prev, verdicts)
+	r.logClaims(seen.claims)
+}
+
+// logClaims warns once of each claim a round saw that the one before did
+// not: a service answering for another package's subject is a bus
+// identity trying to act for another, or a misdeployment as grave.
+func (r *Reconciler) logClaims(claims map[claim]bool) {
+	for _, c := range slices.SortedFunc(maps.Keys(claims), compareClaims) {
+		if r.claims[c] {
+			continue
+		}
+		r.o.Logger.Warn("garmd: ignored a tool service claiming another package's tool: only a package's own services decide its quarantine; a bus identity may be trying to act for another",
+			"service", c.service, "instance", c.instance, "subject", c.subject, "package", c.pkg)
+	}
+	r.claims = claims
+}
+
+func compareClaims(a, b claim) int {
+	return cmp.Or(cmp.Compare(a.service, b.service), cmp.Compare(a.instance, b.instance),
+		cmp.Compare(a.subject, b.subject), cmp.Compare(a.pkg, b.pkg))
 }
 
 func (r *Reconciler) logChanges(prev, next *Verdicts) {
@@ -207,17 +245,37 @@ func expectedHashes(g *catalogue.Generation) map[string]string {
 	return out
 }
 
+// owners is who may speak for a package in g: each tool's subject is its
+// package's, and each micro service name (wire.ServiceName of a proto
+// service) is its package's — a set, since two packages' services can
+// share a micro name.
+type owners struct {
+	bySubject map[string]string
+	byService map[string][]string
+}
+
+func ownersOf(g *catalogue.Generation) owners {
+	o := owners{bySubject: make(map[string]string, len(g.Tools)), byService: map[string][]string{}}
+	for _, t := range g.Tools {
+		o.bySubject[t.Subject] = t.Package
+		name := wire.ServiceName(t.Service)
+		if !slices.Contains(o.byService[name], t.Package) {
+			o.byService[name] = append(o.byService[name], t.Package)
+			slices.Sort(o.byService[name])
+		}
+	}
+	return o
+}
+
 // observe asks the bus which services run and what they advertise.
 func (r *Reconciler) observe(ctx context.Context, g *catalogue.Generation) round {
 	expected := expectedHashes(g)
-	packageOf := make(map[string]string, len(g.Tools))
-	for _, t := range g.Tools {
-		packageOf[t.Subject] = t.Package
-	}
+	own := ownersOf(g)
 	instances, complete := r.ping(ctx)
 
 	infos := make([]*micro.Info, len(instances))
-	var failed atomic.Bool
+	var mu sync.Mutex
+	unsure := map[string]bool{}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, infoConcurrency)
 	for i, in := range instances {
@@ -225,27 +283,50 @@ func (r *Reconciler) observe(ctx context.Context, g *catalogue.Generation) round
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			info, err := r.info(ctx, in)
-			if err != nil {
-				r.o.Logger.Debug("garmd: quarantine round: an INFO request failed; this round lifts nothing",
+			switch {
+			case errors.Is(err, nats.ErrNoResponders):
+				// Nobody serves the instance PING named: it stopped since,
+				// or the name was never one's (anyone may answer PING).
+				// Its address is its name's, so nothing is hidden.
+				return
+			case err != nil:
+				r.o.Logger.Debug("garmd: quarantine round: an INFO request failed; this round lifts nothing for the service's package",
 					"service", in.name, "instance", in.id, "error", err.Error())
-				failed.Store(true)
+				mu.Lock()
+				for _, pkg := range own.byService[in.name] {
+					unsure[pkg] = true
+				}
+				mu.Unlock()
 				return
 			}
 			infos[i] = info
 		})
 	}
 	wg.Wait()
-	if failed.Load() || !r.nc.IsConnected() {
+	if !r.nc.IsConnected() {
 		complete = false
 	}
 
 	found := map[string]Verdict{}
+	claims := map[claim]bool{}
 	for i, info := range infos {
 		if info == nil {
 			continue
 		}
+		in := instances[i]
+		if info.Name != in.name || info.ID != in.id {
+			// Only in.name's services may answer on its INFO subject (the
+			// bus grants it to them alone); an answer naming another is
+			// not believed, and the package is not seen this round.
+			r.o.Logger.Warn("garmd: ignored a tool service's INFO answer naming another service than the one asked",
+				"service", in.name, "instance", in.id, "answered_service", info.Name, "answered_instance", info.ID)
+			for _, pkg := range own.byService[in.name] {
+				unsure[pkg] = true
+			}
+			continue
+		}
 		advertised := info.Metadata[wire.IdentityMetadata]
-		for _, pkg := range packagesOf(info, packageOf) {
+		for _, pkg := range packagesOf(info, in, own, claims) {
 			if advertised == expected[pkg] {
 				continue
 			}
@@ -253,20 +334,31 @@ func (r *Reconciler) observe(ctx context.Context, g *catalogue.Generation) round
 				continue // instances are sorted: the first is kept
 			}
 			found[pkg] = Verdict{Package: pkg, Expected: expected[pkg], Advertised: advertised,
-				Service: info.Name, Instance: instances[i].id}
+				Service: info.Name, Instance: in.id}
 		}
 	}
-	return round{found: found, complete: complete}
+	return round{found: found, complete: complete, unsure: unsure, claims: claims}
 }
 
-// packagesOf is the packages whose tools the service's endpoints serve:
-// an endpoint on a subject the catalogue routes belongs to that tool's
-// package. Sorted.
-func packagesOf(info *micro.Info, packageOf map[string]string) []string {
+// packagesOf is the packages whose tools the instance serves and may speak
+// for: an endpoint on a subject the catalogue routes counts for that
+// tool's package only when the service's name is one of that package's
+// services. Any other catalogue subject it claims is added to claims and
+// counts for nothing. Sorted.
+func packagesOf(info *micro.Info, in instance, own owners, claims map[claim]bool) []string {
 	var out []string
+	mine := own.byService[info.Name]
 	for _, ep := range info.Endpoints {
-		if pkg, ok := packageOf[ep.Subject]; ok && !slices.Contains(out, pkg) {
-			out = append(out, pkg)
+		pkg, ok := own.bySubject[ep.Subject]
+		switch {
+		case !ok:
+			// Not a tool of this catalogue: nothing garmd calls.
+		case slices.Contains(mine, pkg):
+			if !slices.Contains(out, pkg) {
+				out = append(out, pkg)
+			}
+		default:
+			claims[claim{service: info.Name, instance: in.id, subject: ep.Subject, pkg: pkg}] = true
 		}
 	}
 	slices.Sort(out)

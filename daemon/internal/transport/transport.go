@@ -40,10 +40,15 @@ var (
 	ErrTimeout = errors.New("the tool did not reply before the deadline")
 	// ErrNotConnected: the bus is not connected.
 	ErrNotConnected = errors.New("not connected to the bus")
+	// ErrForbidden: the bus refused to carry the request, because the
+	// identity it was sent as may not publish on the subject. It is said
+	// at once, not by a deadline.
+	ErrForbidden = errors.New("the bus refused the request: this identity may not publish on the subject")
 )
 
 // Requester sends a request and waits for its reply until its Deadline
-// passes or ctx is done, whichever comes first. The dispatcher passes a
+// passes or ctx is done, whichever comes first, or until the bus refuses
+// it (ErrForbidden). The dispatcher passes a
 // context without a deadline of its own, so that a call whose context
 // cannot be cancelled (every surface's, since a call outlives its
 // caller's connection) costs no deadline context and no timer of its own.

@@ -114,7 +114,7 @@ func (d *Dispatcher) Ready(t *call.Tool) error {
 		return nil
 	}
 	if err := bs.Connected(); err != nil {
-		return deny.Fail(deny.ToolUnavailable, "bus_unavailable", "the bus is not connected, so "+t.Subject+" cannot be called: "+err.Error())
+		return deny.Fail(deny.ToolUnavailable, deny.KindBusUnavailable, "the bus is not connected, so "+t.Subject+" cannot be called: "+err.Error())
 	}
 	return nil
 }
@@ -142,11 +142,14 @@ func (d *Dispatcher) Call(ctx context.Context, t *call.Tool, inv *toolv1.Invocat
 	switch {
 	case err == nil:
 	case errors.Is(err, transport.ErrNoResponders):
-		return nil, deny.Fail(deny.ToolUnavailable, "no_responders", "no tool service answered on "+t.Subject)
+		return nil, deny.Fail(deny.ToolUnavailable, deny.KindNoResponders, "no tool service answered on "+t.Subject)
 	case errors.Is(err, transport.ErrNotConnected):
-		return nil, deny.Fail(deny.ToolUnavailable, "bus_unavailable", "the bus is not connected: "+err.Error())
+		return nil, deny.Fail(deny.ToolUnavailable, deny.KindBusUnavailable, "the bus is not connected: "+err.Error())
+	case errors.Is(err, transport.ErrForbidden):
+		return nil, deny.Fail(deny.ToolUnavailable, deny.KindBusForbidden, "the bus refused to carry the call: garmd's identity may not publish on "+
+			t.Subject+"; its bus permissions are not the serving catalogue's (garm-catalogue nats-permissions)")
 	case errors.Is(err, transport.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
-		return nil, deny.Fail(deny.DeadlineExceeded, "timeout", "no answer from "+t.Subject+" before the deadline")
+		return nil, deny.Fail(deny.DeadlineExceeded, deny.KindTimeout, "no answer from "+t.Subject+" before the deadline")
 	default:
 		return nil, deny.Fail(deny.Internal, "transport", "the request to "+t.Subject+" failed: "+err.Error())
 	}
@@ -158,7 +161,7 @@ func (d *Dispatcher) Call(ctx context.Context, t *call.Tool, inv *toolv1.Invocat
 			// The tool gave up because the call's deadline passed (its
 			// context is bounded by the same instant): that is a timeout,
 			// not a failure of the tool.
-			return nil, deny.Fail(deny.DeadlineExceeded, "timeout", "the tool gave up at the deadline with "+reply.ErrorCode+": "+reply.Error)
+			return nil, deny.Fail(deny.DeadlineExceeded, deny.KindTimeout, "the tool gave up at the deadline with "+reply.ErrorCode+": "+reply.Error)
 		}
 		return nil, deny.Fail(deny.Internal, "tool_failed", "the tool failed with "+reply.ErrorCode+": "+reply.Error)
 	}

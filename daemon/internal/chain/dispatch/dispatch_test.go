@@ -97,6 +97,7 @@ func TestRepliesMapOntoTheStatusTable(t *testing.T) {
 		{"the runtime shutting down is internal", &transport.Reply{ErrorCode: "503", Error: "shutting down"}, nil, http.StatusInternalServerError, "tool_failed"},
 		{"no responders", nil, transport.ErrNoResponders, http.StatusServiceUnavailable, "no_responders"},
 		{"the bus is away", nil, transport.ErrNotConnected, http.StatusServiceUnavailable, "bus_unavailable"},
+		{"the bus refuses garmd's publish", nil, transport.ErrForbidden, http.StatusServiceUnavailable, "bus_forbidden"},
 		{"a timeout", nil, transport.ErrTimeout, http.StatusGatewayTimeout, "timeout"},
 		{"an answer that does not decode", &transport.Reply{Body: []byte{0x0a, 0xff}}, nil, http.StatusInternalServerError, "bad_reply"},
 	}

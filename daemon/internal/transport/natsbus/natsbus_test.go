@@ -87,3 +87,40 @@ func TestARequestWaitsUntilItsDeadlineOrItsContextsEnd(t *testing.T) {
 		t.Errorf("a cancelled request waited %v", took)
 	}
 }
+
+// Closing the connection ends the requests waiting on it: their replies
+// cannot come.
+func TestClosingTheConnectionEndsTheRequestsWaiting(t *testing.T) {
+	srv := garmtooltest.StartServer(t)
+	tool, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tool.Close)
+	if _, err := tool.Subscribe("t.v1.Silent.Call", func(*nats.Msg) {}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tool.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	r := natsbus.New(nc)
+	ended := make(chan error, 1)
+	go func() {
+		_, err := r.Request(context.WithoutCancel(context.Background()),
+			&transport.Request{Subject: "t.v1.Silent.Call", Invocation: "inv", Deadline: time.Now().Add(30 * time.Second)})
+		ended <- err
+	}()
+	// The request is waiting once the tool has it.
+	for tool.Stats().InMsgs == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	nc.Close()
+	if err := <-ended; !errors.Is(err, transport.ErrNotConnected) {
+		t.Errorf("a request waiting when the connection closed ended with %v, want ErrNotConnected", err)
+	}
+}

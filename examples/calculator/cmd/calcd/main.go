@@ -73,20 +73,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	logger.Info("calcd: connecting to NATS", "url", redacted(bus.URL), "auth", bus.Authentication(), "tls", bus.TLSCA != "" || strings.HasPrefix(bus.URL, "tls://"))
-	nc, err := nats.Connect(bus.URL, append(secured,
+	nc, err := nats.Connect(bus.URL, append(append(secured,
 		nats.Name("calcd"),
 		nats.MaxReconnects(-1),
-		nats.RetryOnFailedConnect(true),
-		nats.ConnectHandler(func(nc *nats.Conn) {
-			logger.Info("calcd: connected to NATS", "url", nc.ConnectedUrlRedacted())
-		}),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			logger.Warn("calcd: disconnected from NATS; reconnecting", "error", err)
-		}),
-		nats.ReconnectHandler(func(nc *nats.Conn) {
-			logger.Info("calcd: reconnected to NATS", "url", nc.ConnectedUrlRedacted())
-		}),
-	)...)
+		nats.RetryOnFailedConnect(true)),
+		busEvents(logger)...)...)
 	if err != nil {
 		return fmt.Errorf("connecting to NATS: %w", err)
 	}
@@ -111,6 +102,26 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	return svc.Run(ctx, nc)
+}
+
+// busEvents log what happens to calcd's connection. nats.go calls the
+// disconnect handler with nil when the connection is closed on purpose, as
+// at every shutdown: that is no loss and is not logged as one.
+func busEvents(logger *slog.Logger) []nats.Option {
+	return []nats.Option{
+		nats.ConnectHandler(func(nc *nats.Conn) {
+			logger.Info("calcd: connected to NATS", "url", nc.ConnectedUrlRedacted())
+		}),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err == nil {
+				return
+			}
+			logger.Warn("calcd: disconnected from NATS; reconnecting", "error", err)
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			logger.Info("calcd: reconnected to NATS", "url", nc.ConnectedUrlRedacted())
+		}),
+	}
 }
 
 // redacted is the server list with any password hidden, for logging.

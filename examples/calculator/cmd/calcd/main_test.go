@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -153,5 +154,41 @@ func TestCalcdHelpIsNotAFailure(t *testing.T) {
 	var logs syncBuffer
 	if err := run(t.Context(), []string{"-h"}, &logs); err != nil || !strings.Contains(logs.String(), "-nats") {
 		t.Fatalf("calcd -h = %v\n%s", err, logs.String())
+	}
+}
+
+// calcd closing its connection at shutdown is not a lost bus; the bus going
+// away is.
+func TestCalcdWarnsOfALostBusOnlyWhenItIsLost(t *testing.T) {
+	server := garmtooltest.StartServer(t)
+	connect := func(logs *syncBuffer) (*nats.Conn, chan struct{}) {
+		closed := make(chan struct{})
+		nc, err := nats.Connect(server.URL(), append(busEvents(slog.New(slog.NewTextHandler(logs, nil))),
+			nats.ClosedHandler(func(*nats.Conn) { close(closed) }))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc, closed
+	}
+	const lost = "calcd: disconnected from NATS"
+
+	var clean syncBuffer
+	nc, closed := connect(&clean)
+	nc.Close()
+	<-closed // nats.go runs a connection's callbacks in order, this one last
+	if strings.Contains(clean.String(), lost) {
+		t.Errorf("a clean close is logged as a lost bus:\n%s", clean.String())
+	}
+
+	var gone syncBuffer
+	connect(&gone)
+	server.Stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(gone.String(), lost) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the bus went away and the log never said so:\n%s", gone.String())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

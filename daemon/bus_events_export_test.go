@@ -1,0 +1,5 @@
+package garmd
+
+// BusEventHandlers are the options that log what happens to garmd's bus
+// connection.
+var BusEventHandlers = busEventHandlers
