@@ -25,11 +25,18 @@
 // refused; a client error is never redirected.
 //
 // A token carries iss, sub, aud (one string), iat, nbf, exp, jti, tenant and the garm claim
-// (clearance, compartments, verbs, tool_sets when scoped, kind), spelt with the prefixed enum
-// names garmd accepts. With as, it carries an RFC 8693 act claim holding the agent's subject
-// and the agent's own garm claim: the agent's authority is never merged into the user's,
-// because garmd intersects the levels and a hop may only narrow. With exec, it carries
-// exec {sub, iss}.
+// (clearance, compartments, verbs, tool_sets when scoped, kind, and attrs when the persona
+// declares any), spelt with the prefixed enum names garmd accepts. With as, it carries an
+// RFC 8693 act claim holding the agent's subject and the agent's own garm claim, its own attrs
+// included: the agent's authority and attributes are never merged into the user's, because
+// garmd folds the levels and a hop may only narrow. With exec, it carries exec {sub, iss}.
+//
+// A persona's attrs are the facts instance rules read as principal.attrs.<name> (a customer id,
+// the accounts a person may act on). The file gives each a value of one of the four attribute
+// shapes — a non-empty string, an integer, a boolean, a list of non-empty strings — and the IdP
+// issues them as written. It does not know the catalogue, so it does not check that a name is
+// declared, of that type or within its bounds: garmd binds only what the serving catalogue
+// declares, and a value it cannot bind is absent there, never a wider grant.
 //
 // A grant (SPEC 7.9) carries iss, aud ([Options.GrantAudience]), jti (128 random bits, hex),
 // iat, exp ([Options.GrantTTL]) and garm_grant: tool, subject, task when given, material when
@@ -52,8 +59,9 @@
 // cannot post the persona picker or a grant request.
 //
 // It refuses: a persona file with an unknown key, a misspelt clearance, verb or kind, an unknown
-// role or may_act_for user, a persona with no clearance, a subject used twice, or a handle that
-// is both a user and an agent; a token for an agent as the user, an actor that is a user, and an
+// role or may_act_for user, a persona with no clearance, a subject used twice, a handle that is
+// both a user and an agent, or an attribute with a malformed name or a value of no attribute
+// shape (null, a float, a map, an empty string, a list holding anything but non-empty strings); a token for an agent as the user, an actor that is a user, and an
 // agent acting for a user it does not list (403); a grant approved by an agent or a persona not
 // of kind USER, an unknown approver (404), a missing or unprintable tool or subject, and a body
 // with an unknown or repeated key; and any listen address that is not loopback, checked on the

@@ -16,6 +16,9 @@ type garmClaim struct {
 	Verbs        []string `json:"verbs"`
 	ToolSets     []string `json:"tool_sets,omitempty"`
 	Kind         string   `json:"kind"`
+	// Attrs are the persona's own attributes (garm.attrs), absent when it declares none. They
+	// are never folded with another level's here: garmd folds the chain, and only narrows.
+	Attrs map[string]any `json:"attrs,omitempty"`
 }
 
 // actorClaim is the RFC 8693 act claim: the agent acting for the token's subject.
@@ -112,7 +115,9 @@ func userKind(u User) toolv1.PrincipalKind {
 func foldPersonas(p *Personas) (users, agents map[string]principal) {
 	users = make(map[string]principal, len(p.Users))
 	for handle, u := range p.Users {
-		users[handle] = principal{subject: u.Subject, garm: foldRoles(p.Roles, u.Roles, userKind(u))}
+		garm := foldRoles(p.Roles, u.Roles, userKind(u))
+		garm.Attrs = canonicalAttrs(u.Attrs)
+		users[handle] = principal{subject: u.Subject, garm: garm}
 	}
 	agents = make(map[string]principal, len(p.Agents))
 	for handle, a := range p.Agents {
@@ -120,11 +125,9 @@ func foldPersonas(p *Personas) (users, agents map[string]principal) {
 		for _, user := range a.MayActFor {
 			may[user] = true
 		}
-		agents[handle] = principal{
-			subject:   a.Subject,
-			garm:      foldRoles(p.Roles, a.Roles, toolv1.PrincipalKind_PRINCIPAL_KIND_AGENT),
-			mayActFor: may,
-		}
+		garm := foldRoles(p.Roles, a.Roles, toolv1.PrincipalKind_PRINCIPAL_KIND_AGENT)
+		garm.Attrs = canonicalAttrs(a.Attrs)
+		agents[handle] = principal{subject: a.Subject, garm: garm, mayActFor: may}
 	}
 	return users, agents
 }

@@ -49,6 +49,9 @@ type User struct {
 	Roles []string `yaml:"roles" json:"roles"`
 	// Kind is USER, AGENT or SERVICE (PRINCIPAL_KIND_ prefix optional); empty means USER.
 	Kind string `yaml:"kind,omitempty" json:"kind,omitempty"`
+	// Attrs are the facts about the user that instance rules read as principal.attrs.<name>,
+	// issued as the token's garm.attrs: see [Agent.Attrs] for the shapes a value may take.
+	Attrs map[string]any `yaml:"attrs,omitempty" json:"attrs,omitempty"`
 }
 
 // Agent is a persona that acts for users: it appears in a token only as the act claim.
@@ -59,6 +62,14 @@ type Agent struct {
 	Roles []string `yaml:"roles" json:"roles"`
 	// MayActFor lists the user handles this agent may act for.
 	MayActFor []string `yaml:"may_act_for" json:"may_act_for"`
+	// Attrs are the agent's own attributes, issued as act.garm.attrs whenever it acts for a
+	// user. garmd folds them over the user's so that they only narrow: a list intersects the
+	// user's, a scalar that disagrees drops the attribute, and a name the user lacks adds
+	// nothing. A value is a non-empty string, an integer, a boolean or a list of non-empty
+	// strings (canonically string, int64, bool or []string); a name matches
+	// ^[a-z][a-z0-9_]{0,62}$. Whether the catalogue declares it, with that type and within its
+	// bounds, is garmd's to judge, not the IdP's.
+	Attrs map[string]any `yaml:"attrs,omitempty" json:"attrs,omitempty"`
 }
 
 // PersonaError is a persona file that does not validate: every problem found, in a stable order.
@@ -109,7 +120,8 @@ func ParsePersonas(data []byte) (*Personas, error) {
 // Validate reports every problem of the file at once as a [*PersonaError]: a missing tenant or
 // subject, an unknown role or may_act_for user, a misspelt clearance, verb or kind, a malformed
 // name, a persona whose roles give it no clearance, an agent that may act for no one, a subject
-// used twice, and a handle that is both a user and an agent.
+// used twice, a handle that is both a user and an agent, and an attribute whose name is
+// malformed or whose value no attribute type could hold.
 func (p *Personas) Validate() error {
 	var problems []string
 	report := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
@@ -145,6 +157,7 @@ func (p *Personas) Validate() error {
 				report("%s: kind %q is not USER, AGENT or SERVICE", path, u.Kind)
 			}
 		}
+		validateAttrs(path, u.Attrs, report)
 	}
 	for _, handle := range slices.Sorted(maps.Keys(p.Agents)) {
 		a, path := p.Agents[handle], "agents."+handle
@@ -162,6 +175,7 @@ func (p *Personas) Validate() error {
 				report("%s: may_act_for names unknown user %q", path, user)
 			}
 		}
+		validateAttrs(path, a.Attrs, report)
 	}
 	if len(problems) > 0 {
 		return &PersonaError{Problems: problems}
@@ -242,10 +256,12 @@ func (p *Personas) canonical() *Personas {
 		out.Roles[name] = c
 	}
 	for handle, u := range p.Users {
-		out.Users[handle] = User{Subject: u.Subject, Roles: clone(u.Roles), Kind: userKind(u).String()}
+		out.Users[handle] = User{Subject: u.Subject, Roles: clone(u.Roles), Kind: userKind(u).String(), Attrs: canonicalAttrs(u.Attrs)}
 	}
 	for handle, a := range p.Agents {
-		out.Agents[handle] = Agent{Subject: a.Subject, Roles: clone(a.Roles), MayActFor: clone(a.MayActFor)}
+		out.Agents[handle] = Agent{
+			Subject: a.Subject, Roles: clone(a.Roles), MayActFor: clone(a.MayActFor), Attrs: canonicalAttrs(a.Attrs),
+		}
 	}
 	return out
 }

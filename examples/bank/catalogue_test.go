@@ -50,10 +50,10 @@ func TestTheCatalogueBuildsWithEveryToolOfTheBank(t *testing.T) {
 		}
 		return names
 	}
-	if got := decls(a.Catalogue.GetCompartments()); !slices.Equal(got, []string{"card-data", "financial", "pii-contact", "pii-identity"}) {
+	if got := decls(a.Catalogue.GetCompartments()); !slices.Equal(got, []string{"any-customer", "card-data", "financial", "pii-contact", "pii-identity"}) {
 		t.Errorf("compartments %v", got)
 	}
-	if got := decls(a.Catalogue.GetToolSets()); !slices.Equal(got, []string{"payments", "support"}) {
+	if got := decls(a.Catalogue.GetToolSets()); !slices.Equal(got, []string{"payments", "self-service", "support"}) {
 		t.Errorf("tool sets %v", got)
 	}
 	if got := a.Catalogue.GetProvenance().GetSource(); got != "github.com/garm-dev/garm/examples/bank" {

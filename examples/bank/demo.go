@@ -27,6 +27,18 @@ const (
 	// it is refused as a conflict and unfreezing it succeeds.
 	DemoFrozenCard = "CARD-2003"
 
+	// DemoSelfServiceCustomer is Tomasz Nowak, whom CustomerPersona is: he
+	// holds DemoOtherAccount and a euro account, and DemoFrozenCard.
+	DemoSelfServiceCustomer = "C-1002"
+	// DemoConciergeAccount is the one of DemoSelfServiceCustomer's accounts
+	// ConciergeAgent is trusted with: get_balance shows it that one alone.
+	DemoConciergeAccount = DemoOtherAccount
+	// DemoOverCapAmountMinorUnits is a payment an agent may not make in one
+	// call: above initiate_payment's agent_cap rule, 15,000.00 GBP, so an
+	// agent asking for it is refused before any approval is asked. The
+	// demo payment, DemoAmountMinorUnits, is within the cap.
+	DemoOverCapAmountMinorUnits = 1500000
+
 	// DemoBeneficiaryName is who the demo payment pays.
 	DemoBeneficiaryName = "Northwind Supplies Ltd"
 	// DemoBeneficiaryIBAN is the demo payment's beneficiary, the example
@@ -71,8 +83,19 @@ const (
 	AssistantAgent = "assistant"
 	// PayerAgent is an AI agent that may act for TreasurerPersona: it asks
 	// for payments, which a human other than the treasurer approves in the
-	// approvals inbox.
+	// approvals inbox, and never more than initiate_payment's agent cap in
+	// one call.
 	PayerAgent = "payer"
+	// CustomerPersona is a customer, DemoSelfServiceCustomer, on the
+	// self-service tools: INTERNAL, holding pii-contact, card-data and
+	// financial but not any-customer, reading only. His token's garm.attrs
+	// name his customer id and both his accounts, so the instance rules let
+	// him reach his own records and nobody else's.
+	CustomerPersona = "customer"
+	// ConciergeAgent is an AI agent that may act for CustomerPersona, its
+	// own garm.attrs listing only DemoConciergeAccount: acting for him it
+	// sees that account alone.
+	ConciergeAgent = "concierge"
 )
 
 // day is midnight UTC of a date.

@@ -16,7 +16,16 @@
 //     needs a human approver's grant for exactly its amount, currency and
 //     beneficiary and is audited before it runs; and get_payment_status;
 //   - bank.v1: the compartments (pii-contact, pii-identity, financial,
-//     card-data) and tool sets (support, payments) the three share.
+//     card-data, any-customer), tool sets (support, payments, self-service)
+//     and principal attributes (customer_id, accounts) the three share.
+//
+// Which records a caller reaches is declared too, as instance rules
+// (docs/decisions/0098): a caller without any-customer may ask only about
+// the customer its token names, keeps only the accounts its token lists,
+// pays only from them, and is shown only their payments (any other answers
+// as a payment that does not exist); an agent pays at most a fixed amount
+// per call; and only staff freeze or unfreeze a card (0099). The handlers
+// hold none of this.
 //
 // gen/ is generated from proto/ by `make generate`; catalogue.yaml
 // (ManifestPath) builds the catalogue garmd serves; personas.yaml

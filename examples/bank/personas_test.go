@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +20,14 @@ type garmClaim struct {
 	Verbs        []string `json:"verbs"`
 	ToolSets     []string `json:"tool_sets"` // absent: unscoped
 	Kind         string   `json:"kind"`
+	Attrs        *attrs   `json:"attrs"`
+}
+
+// attrs are the bank's principal attributes, as a token's garm.attrs carries
+// them; a field is nil when the level does not carry it.
+type attrs struct {
+	CustomerID any      `json:"customer_id"`
+	Accounts   []string `json:"accounts"`
 }
 
 type tokenClaims struct {
@@ -75,11 +84,13 @@ func TestThePersonaFileNamesTheHandlesAndTenantTheQuickStartUses(t *testing.T) {
 	if p.Tenant != bank.Tenant {
 		t.Errorf("tenant %q, want %q", p.Tenant, bank.Tenant)
 	}
-	users := []string{bank.AnalystPersona, bank.ApproverPersona, bank.OutsiderPersona, bank.SupportPersona, bank.TreasurerPersona}
+	users := []string{
+		bank.AnalystPersona, bank.ApproverPersona, bank.CustomerPersona, bank.OutsiderPersona, bank.SupportPersona, bank.TreasurerPersona,
+	}
 	if got := slices.Sorted(maps.Keys(p.Users)); !slices.Equal(got, users) {
 		t.Errorf("users %v, want %v", got, users)
 	}
-	if got := slices.Sorted(maps.Keys(p.Agents)); !slices.Equal(got, []string{bank.AssistantAgent, bank.PayerAgent}) {
+	if got := slices.Sorted(maps.Keys(p.Agents)); !slices.Equal(got, []string{bank.AssistantAgent, bank.ConciergeAgent, bank.PayerAgent}) {
 		t.Errorf("agents %v", got)
 	}
 	if got := p.Agents[bank.AssistantAgent].MayActFor; !slices.Equal(got, []string{bank.SupportPersona}) {
@@ -87,6 +98,9 @@ func TestThePersonaFileNamesTheHandlesAndTenantTheQuickStartUses(t *testing.T) {
 	}
 	if got := p.Agents[bank.PayerAgent].MayActFor; !slices.Equal(got, []string{bank.TreasurerPersona}) {
 		t.Errorf("the payer may act for %v", got)
+	}
+	if got := p.Agents[bank.ConciergeAgent].MayActFor; !slices.Equal(got, []string{bank.CustomerPersona}) {
+		t.Errorf("the concierge may act for %v", got)
 	}
 }
 
@@ -96,11 +110,12 @@ func TestEachPersonaFoldsToTheAuthorityItIsMeantToHave(t *testing.T) {
 		handle string
 		want   garmClaim
 	}{
-		{bank.SupportPersona, garmClaim{"CLEARANCE_INTERNAL", []string{"card-data", "financial", "pii-contact"}, []string{"VERB_READ", "VERB_WRITE"}, []string{"support"}, "PRINCIPAL_KIND_USER"}},
-		{bank.AnalystPersona, garmClaim{"CLEARANCE_RESTRICTED", []string{"financial", "pii-contact", "pii-identity"}, []string{"VERB_READ"}, nil, "PRINCIPAL_KIND_USER"}},
-		{bank.TreasurerPersona, garmClaim{"CLEARANCE_RESTRICTED", []string{"financial"}, []string{"VERB_READ", "VERB_WRITE", "VERB_DESTRUCTIVE"}, []string{"payments"}, "PRINCIPAL_KIND_USER"}},
-		{bank.ApproverPersona, garmClaim{"CLEARANCE_RESTRICTED", []string{"financial"}, []string{"VERB_READ"}, []string{"payments"}, "PRINCIPAL_KIND_USER"}},
-		{bank.OutsiderPersona, garmClaim{"CLEARANCE_CONFIDENTIAL", []string{}, []string{"VERB_READ"}, nil, "PRINCIPAL_KIND_USER"}},
+		{bank.SupportPersona, garmClaim{"CLEARANCE_INTERNAL", []string{"any-customer", "card-data", "financial", "pii-contact"}, []string{"VERB_READ", "VERB_WRITE"}, []string{"support"}, "PRINCIPAL_KIND_USER", nil}},
+		{bank.AnalystPersona, garmClaim{"CLEARANCE_RESTRICTED", []string{"any-customer", "financial", "pii-contact", "pii-identity"}, []string{"VERB_READ"}, nil, "PRINCIPAL_KIND_USER", nil}},
+		{bank.TreasurerPersona, garmClaim{"CLEARANCE_RESTRICTED", []string{"any-customer", "financial"}, []string{"VERB_READ", "VERB_WRITE", "VERB_DESTRUCTIVE"}, []string{"payments"}, "PRINCIPAL_KIND_USER", nil}},
+		{bank.ApproverPersona, garmClaim{"CLEARANCE_RESTRICTED", []string{"any-customer", "financial"}, []string{"VERB_READ"}, []string{"payments"}, "PRINCIPAL_KIND_USER", nil}},
+		{bank.OutsiderPersona, garmClaim{"CLEARANCE_CONFIDENTIAL", []string{}, []string{"VERB_READ"}, nil, "PRINCIPAL_KIND_USER", nil}},
+		{bank.CustomerPersona, garmClaim{"CLEARANCE_INTERNAL", []string{"card-data", "financial", "pii-contact"}, []string{"VERB_READ"}, []string{"self-service"}, "PRINCIPAL_KIND_USER", &attrs{"C-1002", []string{"A-10003", "A-10004"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.handle, func(t *testing.T) {
@@ -174,4 +189,35 @@ func equalAuthority(a, b garmClaim) bool {
 		(a.ToolSets == nil) == (b.ToolSets == nil) && slices.Equal(a.ToolSets, b.ToolSets)
 }
 
-func equalClaims(a, b garmClaim) bool { return equalAuthority(a, b) && a.Kind == b.Kind }
+func equalClaims(a, b garmClaim) bool {
+	return equalAuthority(a, b) && a.Kind == b.Kind && reflect.DeepEqual(a.Attrs, b.Attrs)
+}
+
+// The concierge carries its own, narrower account list at its own level;
+// garmd's fold intersects it with the customer's, and the customer id comes
+// from the customer alone. It holds no any-customer, and neither does the
+// customer, so the rules hold it to his records.
+func TestTheConciergeActingForTheCustomerNarrowsHisAccounts(t *testing.T) {
+	i := newIdP(t)
+	c := token(t, i, bank.CustomerPersona, bank.ConciergeAgent)
+	if c.Act == nil || c.Act.Subject != "agent:banking-concierge" || c.Act.Garm.Kind != "PRINCIPAL_KIND_AGENT" {
+		t.Fatalf("act claim %+v", c.Act)
+	}
+	if got, want := c.Garm.Attrs, (&attrs{bank.DemoSelfServiceCustomer, []string{bank.DemoConciergeAccount, "A-10004"}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("the customer's attrs are %+v, want %+v", got, want)
+	}
+	if got, want := c.Act.Garm.Attrs, (&attrs{nil, []string{bank.DemoConciergeAccount}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("the concierge's own attrs are %+v, want %+v", got, want)
+	}
+	if got := intersect(c.Garm.Attrs.Accounts, c.Act.Garm.Attrs.Accounts); !slices.Equal(got, []string{bank.DemoConciergeAccount}) {
+		t.Errorf("acting for the customer the concierge may act on %v", got)
+	}
+	for _, level := range []garmClaim{c.Garm, c.Act.Garm} {
+		if slices.Contains(level.Compartments, "any-customer") {
+			t.Errorf("a level of the concierge's token holds any-customer: %+v", level)
+		}
+	}
+	if _, err := i.Token(bank.SupportPersona, bank.ConciergeAgent); err == nil {
+		t.Error("the concierge may act for support")
+	}
+}

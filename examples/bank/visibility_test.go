@@ -80,6 +80,14 @@ func TestWhatEachPersonaReachesAndWhatIsWithheldFromThem(t *testing.T) {
 		"cards.v1.unfreeze_card":         {"card.card_number=card_bin_last4"},
 		"payments.v1.get_payment_status": {"payment.beneficiary_iban=keep_last"},
 	}
+	// The customer reaches the self-service tools, reading only; which
+	// records he reaches is the instance rules' to decide.
+	customerSees := map[string][]string{
+		"accounts.v1.get_balance":        {},
+		"accounts.v1.get_customer":       supportSees["accounts.v1.get_customer"],
+		"cards.v1.list_cards":            {"cards.card_number=card_bin_last4"},
+		"payments.v1.get_payment_status": {"payment.beneficiary_iban=keep_last"},
+	}
 	tests := []struct {
 		name  string
 		claim garmClaim
@@ -102,6 +110,8 @@ func TestWhatEachPersonaReachesAndWhatIsWithheldFromThem(t *testing.T) {
 			"payments.v1.get_payment_status": {},
 		}},
 		{"outsider", token(t, i, bank.OutsiderPersona, "").Garm, map[string][]string{}},
+		{"customer", token(t, i, bank.CustomerPersona, "").Garm, customerSees},
+		{"concierge for customer", fold(token(t, i, bank.CustomerPersona, bank.ConciergeAgent).Garm, token(t, i, bank.CustomerPersona, bank.ConciergeAgent).Act.Garm), customerSees},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

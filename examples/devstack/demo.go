@@ -8,6 +8,22 @@ type demo struct {
 	support, analyst, outsider, treasurer, approver string
 	agent                                           string
 	customerTool, paymentTool                       string
+	// customer is a customer on the self-service tools; concierge an
+	// agent acting for them with fewer accounts; payer an agent acting
+	// for treasurer.
+	customer, concierge, payer     string
+	balanceTool, paymentStatusTool string
+	// selfCustomer is customer's own customer id, conciergeAccount the
+	// one account the concierge may act on, and ownBalance get_balance's
+	// request for selfCustomer.
+	selfCustomer, conciergeAccount string
+	ownBalanceRequest              customerRequest
+	// tourPayment is the id the tour's payment gets on a fresh stack (the
+	// demo customer's, so another customer's to the concierge), and
+	// missingPayment an id no payment has.
+	tourPayment, missingPayment string
+	// overCapPaymentRequest is the demo payment above an agent's cap.
+	overCapPaymentRequest paymentRequest
 	// otherAccount is an account the demo payment's grant does not pay
 	// from.
 	otherAccount    string
@@ -15,7 +31,12 @@ type demo struct {
 	paymentRequest  paymentRequest
 }
 
-// customerRequest is get_customer's request body.
+// paymentStatusRequest is get_payment_status's request body.
+type paymentStatusRequest struct {
+	PaymentID string `json:"payment_id"`
+}
+
+// customerRequest is get_customer's (and get_balance's) request body.
 type customerRequest struct {
 	CustomerID string `json:"customer_id"`
 }
@@ -35,6 +56,16 @@ type paymentRequest struct {
 // Request bodies use proto field names, which garmd accepts beside
 // protojson's camelCase, so each key is also the material path it feeds.
 func bankDemo() demo {
+	payment := paymentRequest{
+		FromAccountID:    bank.DemoAccount,
+		AmountMinorUnits: bank.DemoAmountMinorUnits,
+		CurrencyCode:     bank.DemoCurrency,
+		BeneficiaryName:  bank.DemoBeneficiaryName,
+		BeneficiaryIBAN:  bank.DemoBeneficiaryIBAN,
+		Reference:        bank.DemoReference,
+	}
+	overCap := payment
+	overCap.AmountMinorUnits = bank.DemoOverCapAmountMinorUnits
 	return demo{
 		support:         bank.SupportPersona,
 		analyst:         bank.AnalystPersona,
@@ -46,13 +77,18 @@ func bankDemo() demo {
 		paymentTool:     "payments.v1.initiate_payment",
 		otherAccount:    bank.DemoOtherAccount,
 		customerRequest: customerRequest{CustomerID: bank.DemoCustomer},
-		paymentRequest: paymentRequest{
-			FromAccountID:    bank.DemoAccount,
-			AmountMinorUnits: bank.DemoAmountMinorUnits,
-			CurrencyCode:     bank.DemoCurrency,
-			BeneficiaryName:  bank.DemoBeneficiaryName,
-			BeneficiaryIBAN:  bank.DemoBeneficiaryIBAN,
-			Reference:        bank.DemoReference,
-		},
+		paymentRequest:  payment,
+
+		customer:              bank.CustomerPersona,
+		concierge:             bank.ConciergeAgent,
+		payer:                 bank.PayerAgent,
+		balanceTool:           "accounts.v1.get_balance",
+		paymentStatusTool:     "payments.v1.get_payment_status",
+		selfCustomer:          bank.DemoSelfServiceCustomer,
+		conciergeAccount:      bank.DemoConciergeAccount,
+		ownBalanceRequest:     customerRequest{CustomerID: bank.DemoSelfServiceCustomer},
+		tourPayment:           "PAY-000001",
+		missingPayment:        "PAY-999999",
+		overCapPaymentRequest: overCap,
 	}
 }

@@ -9,8 +9,11 @@
 // its personas, and the bank and calculator tool services in this process.
 // Once everything answers, it prints a quick-start of copy-pasteable
 // commands: a token per persona, a listing, one customer seen by two
-// personas, and a payment that asks for, spends and cannot reuse an
-// approval.
+// personas, a payment that asks for, spends and cannot reuse an approval,
+// and the bank's instance rules: an agent shown only the accounts it may act
+// on, refused another customer with the rule's id, answered another
+// customer's payment exactly as a missing one, and refused a payment over
+// its cap before any approval is asked.
 //
 //	make dev                      # go run ./examples/devstack
 //	go run ./examples/devstack --ledger --verbose

@@ -31,7 +31,8 @@ the ledger stream, the audit sink and notify on. Everything listens on loopback.
             with permissions derived from the catalogue; seeds in {{.URLs.NATSSeeds}}
 
 Personas: {{.Users}}, and the agent {{.Agent}}, which acts for {{.Support}}
-(/token?user={{.Support}}&as={{.Agent}}) and sees no more than {{.Support}} does.
+(/token?user={{.Support}}&as={{.Agent}}) and sees no more than {{.Support}} does; the agents
+{{.Concierge}} acting for {{.Customer}} and {{.Payer}} acting for {{.Treasurer}}.
 
 # A token for {{.Support}}, and the tools {{.Support}} may call:
 TOKEN=$(curl -s '{{.URLs.IdP}}/token?user={{.Support}}')
@@ -90,6 +91,32 @@ curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "A
   -H 'Content-Type: application/json' -d '{{.PaymentBody}}' | jq .
 #   -> 403 permission_denied
 
+# Which records: the contract's instance rules, checked by garmd. {{.Customer}} is customer {{.SelfCustomer}},
+# whose token names him and his two accounts; the agent {{.Concierge}} acting for him is trusted with one.
+CONCIERGE=$(curl -s '{{.URLs.IdP}}/token?user={{.Customer}}&as={{.Concierge}}')
+# {{.BalanceTool}}: only {{.ConciergeAccount}}; the other account is filtered out, and nothing says so.
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.BalanceRoute}} -H "Authorization: Bearer $CONCIERGE" \
+  -H 'Content-Type: application/json' -d '{{.OwnBalanceBody}}' | jq .
+#   -> 200
+# Another customer is refused before the bank is asked, naming the rule: own_customer.
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.BalanceRoute}} -H "Authorization: Bearer $CONCIERGE" \
+  -H 'Content-Type: application/json' -d '{{.CustomerBody}}' | jq .
+#   -> 403 permission_denied
+# The payment made above ({{.TourPayment}} on a fresh stack) is from another customer's account:
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.PaymentStatusRoute}} -H "Authorization: Bearer $CONCIERGE" \
+  -H 'Content-Type: application/json' -d '{{.TourPaymentBody}}' | jq .
+#   -> 404 tool_refused
+# it answers exactly as a payment that does not exist, so an id cannot be probed.
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.PaymentStatusRoute}} -H "Authorization: Bearer $CONCIERGE" \
+  -H 'Content-Type: application/json' -d '{{.MissingPaymentBody}}' | jq .
+#   -> 404 tool_refused
+# An agent pays at most 10,000.00 in one call: {{.Payer}} acting for {{.Treasurer}} asking for more is
+# refused by the rule agent_cap before any approval is asked (no request waits in the inbox).
+PAYER=$(curl -s '{{.URLs.IdP}}/token?user={{.Treasurer}}&as={{.Payer}}')
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $PAYER" \
+  -H 'Content-Type: application/json' -d '{{.OverCapPaymentBody}}' | jq .
+#   -> 403 permission_denied
+
 Every call to garmd above but the listings writes one ledger row to GARM_LEDGER; run with
 --ledger to watch them land. Ctrl-C stops everything.
 
@@ -124,6 +151,14 @@ type quickStart struct {
 	CustomerBody, PaymentBody                       string
 	// OtherAccountPaymentBody is the approved payment from OtherAccount.
 	OtherAccountPaymentBody, OtherAccount string
+
+	// The instance rules' steps.
+	Customer, Concierge, Payer                  string
+	SelfCustomer, ConciergeAccount, TourPayment string
+	BalanceTool, BalanceRoute                   string
+	PaymentStatusRoute                          string
+	OwnBalanceBody, TourPaymentBody             string
+	MissingPaymentBody, OverCapPaymentBody      string
 }
 
 // newQuickStart gathers what the text shows from the catalogue, the
@@ -134,43 +169,58 @@ func newQuickStart(c *builder.Catalogue, personas *idp.Personas, d demo) (quickS
 	for _, t := range c.Artifact.Tools() {
 		tools[t.FQN] = t
 	}
-	customer, payment := tools[d.customerTool], tools[d.paymentTool]
-	if customer == nil || payment == nil {
-		return quickStart{}, fmt.Errorf("the catalogue lacks %s or %s, which the quick-start calls", d.customerTool, d.paymentTool)
+	for _, fqn := range []string{d.customerTool, d.paymentTool, d.balanceTool, d.paymentStatusTool} {
+		if tools[fqn] == nil {
+			return quickStart{}, fmt.Errorf("the catalogue lacks %s, which the quick-start calls", fqn)
+		}
 	}
+	customer, payment := tools[d.customerTool], tools[d.paymentTool]
 	var users []string
-	for _, handle := range []string{d.support, d.analyst, d.outsider, d.treasurer, d.approver} {
+	for _, handle := range []string{d.support, d.analyst, d.outsider, d.treasurer, d.approver, d.customer} {
 		if _, ok := personas.Users[handle]; !ok {
 			return quickStart{}, fmt.Errorf("the personas lack the user %q, whom the quick-start names", handle)
 		}
 		users = append(users, handle)
 	}
-	if _, ok := personas.Agents[d.agent]; !ok {
-		return quickStart{}, fmt.Errorf("the personas lack the agent %q, whom the quick-start names", d.agent)
-	}
-	customerBody, err := jsonBody(d.customerRequest)
-	if err != nil {
-		return quickStart{}, err
-	}
-	paymentBody, err := jsonBody(d.paymentRequest)
-	if err != nil {
-		return quickStart{}, err
+	for _, handle := range []string{d.agent, d.concierge, d.payer} {
+		if _, ok := personas.Agents[handle]; !ok {
+			return quickStart{}, fmt.Errorf("the personas lack the agent %q, whom the quick-start names", handle)
+		}
 	}
 	fromOther := d.paymentRequest
 	fromOther.FromAccountID = d.otherAccount
-	otherBody, err := jsonBody(fromOther)
-	if err != nil {
-		return quickStart{}, err
-	}
-	return quickStart{
+	q := quickStart{
 		Users:   strings.Join(users, ", "),
 		Support: d.support, Analyst: d.analyst, Outsider: d.outsider, Treasurer: d.treasurer, Approver: d.approver,
 		Agent:     d.agent,
 		ListRoute: listToolsRoute, CustomerTool: customer.FQN, CustomerRoute: customer.Method,
 		PaymentTool: payment.FQN, PaymentRoute: payment.Method,
-		CustomerBody: customerBody, PaymentBody: paymentBody,
-		OtherAccountPaymentBody: otherBody, OtherAccount: d.otherAccount,
-	}, nil
+		OtherAccount: d.otherAccount,
+
+		Customer: d.customer, Concierge: d.concierge, Payer: d.payer,
+		SelfCustomer: d.selfCustomer, ConciergeAccount: d.conciergeAccount, TourPayment: d.tourPayment,
+		BalanceTool: d.balanceTool, BalanceRoute: tools[d.balanceTool].Method,
+		PaymentStatusRoute: tools[d.paymentStatusTool].Method,
+	}
+	for _, b := range []struct {
+		into *string
+		v    any
+	}{
+		{&q.CustomerBody, d.customerRequest},
+		{&q.PaymentBody, d.paymentRequest},
+		{&q.OtherAccountPaymentBody, fromOther},
+		{&q.OwnBalanceBody, d.ownBalanceRequest},
+		{&q.TourPaymentBody, paymentStatusRequest{PaymentID: d.tourPayment}},
+		{&q.MissingPaymentBody, paymentStatusRequest{PaymentID: d.missingPayment}},
+		{&q.OverCapPaymentBody, d.overCapPaymentRequest},
+	} {
+		body, err := jsonBody(b.v)
+		if err != nil {
+			return quickStart{}, err
+		}
+		*b.into = body
+	}
+	return q, nil
 }
 
 // render is the text over the stack's URLs.

@@ -38,6 +38,9 @@ var listed = map[string][]string{
 	bank.TreasurerPersona: {
 		"accounts.v1.get_balance", "payments.v1.get_payment_status", "payments.v1.initiate_payment",
 	},
+	bank.CustomerPersona: {
+		"accounts.v1.get_balance", "accounts.v1.get_customer", "cards.v1.list_cards", "payments.v1.get_payment_status",
+	},
 }
 
 // TestTheTour walks the quick-start's tour over real HTTP against a stack
@@ -46,7 +49,8 @@ var listed = map[string][]string{
 // per persona, an agent seeing no more than the user it acts for, and a
 // payment that asks for an approval, refuses the caller's own approval and
 // the approved grant on another paying account, spends it once and is
-// refused the replay. The ledger then holds exactly one row per call made.
+// refused the replay; then the instance rules (checkInstanceRules). The
+// ledger then holds exactly one row per call made.
 func TestTheTour(t *testing.T) {
 	s := startStack(t, testOptions(t))
 	c := newClient(t, s)
@@ -66,7 +70,7 @@ func TestTheTour(t *testing.T) {
 	assistant := c.token(d.support, d.agent)
 
 	// wantRows is the ledger row each call must write, in order.
-	type row struct{ tool, outcome, actor string }
+	type row = tourRow
 	var wantRows []row
 	expect := func(name string, a answer, status int, body string, r row) {
 		t.Helper()
@@ -92,7 +96,9 @@ func TestTheTour(t *testing.T) {
 		}
 	}
 
-	tokens := map[string]string{d.support: support, d.analyst: analyst, d.outsider: outsider, d.treasurer: treasurer}
+	tokens := map[string]string{
+		d.support: support, d.analyst: analyst, d.outsider: outsider, d.treasurer: treasurer, d.customer: c.token(d.customer, ""),
+	}
 	for persona, want := range listed {
 		if got := c.listTools(tokens[persona]); !slices.Equal(got, want) {
 			t.Errorf("ListTools as %s lists %q, want %q", persona, got, want)
@@ -150,6 +156,8 @@ func TestTheTour(t *testing.T) {
 	expect("initiate_payment with the spent grant", c.call(paymentRoute, treasurer, paymentBody, "Garm-Approval", approvalID),
 		http.StatusForbidden, permissionDenied, row{d.paymentTool, "denied", ""})
 
+	checkInstanceRules(t, c, d, routes, payment.Payment.PaymentID, expect)
+
 	// Listing calls that succeed write no row; every other call writes one.
 	rows := ledger.exactly(len(wantRows))
 	for i, e := range rows {
@@ -161,6 +169,120 @@ func TestTheTour(t *testing.T) {
 		}
 	}
 	checkRedactionCounts(t, rows)
+	checkRuleColumns(t, rows[len(rows)-len(instanceRows):])
+}
+
+// instanceRows are what the ledger says of checkInstanceRules' five calls,
+// in order: the rule that refused or withheld, and the filters that removed
+// rows with how many.
+var instanceRows = []struct {
+	rule     string
+	filters  []string
+	filtered uint32
+}{
+	{"", []string{"own_accounts"}, 1},
+	{"own_customer", nil, 0},
+	{"own_payment", nil, 0},
+	{"", nil, 0},
+	{"agent_cap", nil, 0},
+}
+
+func checkRuleColumns(t *testing.T, rows []*ledgerv1.Event) {
+	t.Helper()
+	for i, want := range instanceRows {
+		e := rows[i]
+		if e.GetInstanceRule() != want.rule || !slices.Equal(e.GetFiltersApplied(), want.filters) || e.GetRowsFiltered() != want.filtered {
+			t.Errorf("%s's row names the rule %q, filters %q removing %d rows; want %q, %q, %d",
+				e.GetTool(), e.GetInstanceRule(), e.GetFiltersApplied(), e.GetRowsFiltered(), want.rule, want.filters, want.filtered)
+		}
+	}
+}
+
+// tourRow is what the tour holds a ledger row to.
+type tourRow struct{ tool, outcome, actor string }
+
+// The refusals a require rule answers: the code, and the rule's id as a member.
+type ruleRefusal struct {
+	Code     string
+	Rule     string
+	Approval json.RawMessage
+}
+
+// checkInstanceRules walks the tour's steps over the contract's instance
+// rules: the concierge acting for the customer sees its own account alone,
+// is refused another customer naming the rule, gets another customer's
+// payment answered byte for byte as a payment that does not exist, and the
+// payer acting for the treasurer is refused a payment over the agent cap in
+// step 4, before any approval is asked.
+func checkInstanceRules(t *testing.T, c *client, d demo, routes map[string]string, tourPayment string,
+	expect func(string, answer, int, string, tourRow)) {
+	t.Helper()
+	if tourPayment != d.tourPayment {
+		t.Errorf("the tour's payment is %s; the quick-start says %s", tourPayment, d.tourPayment)
+	}
+	concierge := c.token(d.customer, d.concierge)
+	payer := c.token(d.treasurer, d.payer)
+	balanceRoute, statusRoute, paymentRoute := routes[d.balanceTool], routes[d.paymentStatusTool], routes[d.paymentTool]
+	const conciergeSubject = "agent:banking-concierge"
+
+	own := c.call(balanceRoute, concierge, mustJSON(t, d.ownBalanceRequest))
+	expect("get_balance as the concierge for its customer", own, http.StatusOK, own.body, tourRow{d.balanceTool, "ok", conciergeSubject})
+	var balances struct {
+		CustomerID string `json:"customer_id"`
+		Accounts   []struct {
+			AccountID string `json:"account_id"`
+		}
+	}
+	if err := json.Unmarshal([]byte(own.body), &balances); err != nil || balances.CustomerID != d.selfCustomer ||
+		len(balances.Accounts) != 1 || balances.Accounts[0].AccountID != d.conciergeAccount {
+		t.Errorf("get_balance as the concierge shows %s; want %s's account %s alone", own.body, d.selfCustomer, d.conciergeAccount)
+	}
+
+	other := c.call(balanceRoute, concierge, mustJSON(t, d.customerRequest))
+	expect("get_balance as the concierge for another customer", other, http.StatusForbidden, other.body, tourRow{d.balanceTool, "denied", conciergeSubject})
+	checkRuleRefusal(t, "get_balance for another customer", other, "own_customer")
+
+	withheld := c.call(statusRoute, concierge, mustJSON(t, paymentStatusRequest{PaymentID: tourPayment}))
+	missing := c.call(statusRoute, concierge, mustJSON(t, paymentStatusRequest{PaymentID: d.missingPayment}))
+	// Withheld or missing, the row is a tool refusal's; only its rule column tells them apart.
+	expect("get_payment_status of another customer's payment", withheld, http.StatusNotFound, missing.body, tourRow{d.paymentStatusTool, "error", conciergeSubject})
+	expect("get_payment_status of a payment that does not exist", missing, http.StatusNotFound, withheld.body, tourRow{d.paymentStatusTool, "error", conciergeSubject})
+	sameAnswer(t, "another customer's payment and a missing one", withheld, missing)
+
+	overCap := c.call(paymentRoute, payer, mustJSON(t, d.overCapPaymentRequest))
+	expect("initiate_payment over the agent cap", overCap, http.StatusForbidden, overCap.body, tourRow{d.paymentTool, "denied", "agent:payments-assistant"})
+	if r := checkRuleRefusal(t, "initiate_payment over the agent cap", overCap, "agent_cap"); r.Approval != nil {
+		t.Errorf("initiate_payment over the agent cap opened an approval request: %s", overCap.body)
+	}
+}
+
+// checkRuleRefusal holds a to 403 permission_denied naming rule.
+func checkRuleRefusal(t *testing.T, name string, a answer, rule string) ruleRefusal {
+	t.Helper()
+	var r ruleRefusal
+	if err := json.Unmarshal([]byte(a.body), &r); err != nil || a.status != http.StatusForbidden || r.Code != "permission_denied" || r.Rule != rule {
+		t.Errorf("%s: answered %d %s; want 403 permission_denied naming the rule %s", name, a.status, a.body, rule)
+	}
+	return r
+}
+
+// sameAnswer holds two answers to the same status, body and headers, but
+// for each call's own event id.
+func sameAnswer(t *testing.T, name string, a, b answer) {
+	t.Helper()
+	if a.status != b.status || a.body != b.body {
+		t.Errorf("%s: %d %s and %d %s differ", name, a.status, a.body, b.status, b.body)
+	}
+	for h := range a.header {
+		if h != "Garm-Event-Id" && h != "Date" && a.header.Get(h) != b.header.Get(h) {
+			t.Errorf("%s: header %s is %q and %q", name, h, a.header.Get(h), b.header.Get(h))
+		}
+	}
+	for h := range b.header {
+		if _, ok := a.header[h]; !ok {
+			t.Errorf("%s: only one answer has the header %s", name, h)
+		}
+	}
 }
 
 // checkRedactionCounts holds the first two rows to what the two personas

@@ -458,9 +458,9 @@ var File_accounts_v1_accounts_proto protoreflect.FileDescriptor
 
 const file_accounts_v1_accounts_proto_rawDesc = "" +
 	"\n" +
-	"\x1aaccounts/v1/accounts.proto\x12\vaccounts.v1\x1a\x1bbuf/validate/validate.proto\x1a\x17garm/tool/v1/tool.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"i\n" +
-	"\x11GetBalanceRequest\x12<\n" +
-	"\vcustomer_id\x18\x01 \x01(\tB\x16\xbaH\x13\xc8\x01\x01r\x0e2\f^C-[0-9]{4}$H\x00R\n" +
+	"\x1aaccounts/v1/accounts.proto\x12\vaccounts.v1\x1a\x1bbuf/validate/validate.proto\x1a\x17garm/tool/v1/tool.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"k\n" +
+	"\x11GetBalanceRequest\x12>\n" +
+	"\vcustomer_id\x18\x01 \x01(\tB\x18\xbaH\x15\xc8\x01\x01r\x10\x18\x062\f^C-[0-9]{4}$H\x00R\n" +
 	"customerId\x88\x01\x01:\x06\x9a\xb5\x18\x02\b\x14B\x0e\n" +
 	"\f_customer_id\"\xc7\x01\n" +
 	"\x12GetBalanceResponse\x12$\n" +
@@ -468,10 +468,10 @@ const file_accounts_v1_accounts_proto_rawDesc = "" +
 	"customerId\x88\x01\x01\x127\n" +
 	"\baccounts\x18\x02 \x03(\v2\x1b.accounts.v1.AccountBalanceR\baccounts\x12/\n" +
 	"\x05as_of\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04asOf:\x11\x9a\xb5\x18\r\b\x14\x1a\tfinancialB\x0e\n" +
-	"\f_customer_id\"\xb2\x03\n" +
-	"\x0eAccountBalance\x12\"\n" +
+	"\f_customer_id\"\xbb\x03\n" +
+	"\x0eAccountBalance\x12+\n" +
 	"\n" +
-	"account_id\x18\x01 \x01(\tH\x00R\taccountId\x88\x01\x01\x12\x17\n" +
+	"account_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18\aH\x00R\taccountId\x88\x01\x01\x12\x17\n" +
 	"\x04name\x18\x02 \x01(\tH\x01R\x04name\x88\x01\x01\x121\n" +
 	"\x04type\x18\x03 \x01(\x0e2\x18.accounts.v1.AccountTypeH\x02R\x04type\x88\x01\x01\x12\x17\n" +
 	"\x04iban\x18\x04 \x01(\tH\x03R\x04iban\x88\x01\x01\x12(\n" +
@@ -484,9 +484,9 @@ const file_accounts_v1_accounts_proto_rawDesc = "" +
 	"\x05_ibanB\x10\n" +
 	"\x0e_currency_codeB\x16\n" +
 	"\x14_balance_minor_unitsB\x18\n" +
-	"\x16_available_minor_units\"j\n" +
-	"\x12GetCustomerRequest\x12<\n" +
-	"\vcustomer_id\x18\x01 \x01(\tB\x16\xbaH\x13\xc8\x01\x01r\x0e2\f^C-[0-9]{4}$H\x00R\n" +
+	"\x16_available_minor_units\"l\n" +
+	"\x12GetCustomerRequest\x12>\n" +
+	"\vcustomer_id\x18\x01 \x01(\tB\x18\xbaH\x15\xc8\x01\x01r\x10\x18\x062\f^C-[0-9]{4}$H\x00R\n" +
 	"customerId\x88\x01\x01:\x06\x9a\xb5\x18\x02\b\x14B\x0e\n" +
 	"\f_customer_id\"\xf9\x04\n" +
 	"\x13GetCustomerResponse\x12$\n" +
@@ -508,15 +508,21 @@ const file_accounts_v1_accounts_proto_rawDesc = "" +
 	"\vAccountType\x12\x1c\n" +
 	"\x18ACCOUNT_TYPE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ACCOUNT_TYPE_CURRENT\x10\x01\x12\x18\n" +
-	"\x14ACCOUNT_TYPE_SAVINGS\x10\x022\xcf\f\n" +
-	"\x0fAccountsService\x12\xe8\x05\n" +
+	"\x14ACCOUNT_TYPE_SAVINGS\x10\x022\xf2\x13\n" +
+	"\x0fAccountsService\x12\xad\n" +
 	"\n" +
-	"GetBalance\x12\x1e.accounts.v1.GetBalanceRequest\x1a\x1f.accounts.v1.GetBalanceResponse\"\x98\x05\x92\xb5\x18\x93\x05\x12\x19Get a customer's balances\x1a\x97\x01Returns every account a customer holds with its settled and available balance, in minor units of the account's currency (pence for GBP, cents for EUR). \x01(\x142\tfinancialB\x04\b\x01\x10\x03R\xb3\x03\n" +
+	"\n" +
+	"GetBalance\x12\x1e.accounts.v1.GetBalanceRequest\x1a\x1f.accounts.v1.GetBalanceResponse\"\xdd\t\x92\xb5\x18\xd8\t\x12\x19Get a customer's balances\x1a\x97\x01Returns every account a customer holds with its settled and available balance, in minor units of the account's currency (pence for GBP, cents for EUR). \x01(\x142\tfinancialB\x04\b\x01\x10\x03R\x96\x04\n" +
 	"uA customer asks how much money they have, or you need to know which account can cover a payment before initiating it.\x12zYou need to know what happened to one payment: call get_payment_status. You need to reach the customer: call get_customer.\x1a=\n" +
-	" The balances of customer C-1001.\x12\x19{\"customer_id\": \"C-1001\"}\"\x7fA 404 refusal means no customer has that id. Confirm the id with the customer (it looks like C-1234) rather than trying others.b\asupportb\bpayments\x12\xd0\x06\n" +
-	"\vGetCustomer\x12\x1f.accounts.v1.GetCustomerRequest\x1a .accounts.v1.GetCustomerResponse\"\xfd\x05\x92\xb5\x18\xf8\x05\x12\x12Look up a customer\x1a\xe9\x01Returns a customer's record: their name, email address, phone number, date of birth, national id and when they became a customer. What you see of each depends on your clearance; a field you may not read comes back redacted or absent. \x01(\x142\vpii-contactB\x04\b\x01\x10\x03R\xd5\x03\n" +
+	" The balances of customer C-1001.\x12\x19{\"customer_id\": \"C-1001\"}\"\xe1\x01A 404 refusal means no customer has that id. Confirm the id with the customer (it looks like C-1234) rather than trying others. A 403 refusal naming the rule own_customer means you may ask only about the customer you act for.Z\xd1\x03\n" +
+	"\xe7\x01\n" +
+	"\fown_customer\x12YA caller who does not serve any customer may ask only about the customer its token names.\x1a|'any-customer' in principal.compartments || (has(request.customer_id) && request.customer_id == principal.attrs.customer_id)\x1a\xe4\x01\n" +
+	"\fown_accounts\x12YA caller who does not serve any customer sees only the accounts its token lets it act on.\x1a\baccounts\"o'any-customer' in principal.compartments || (has(row.account_id) && row.account_id in principal.attrs.accounts)b\asupportb\bpaymentsb\fself-service\x12\xae\t\n" +
+	"\vGetCustomer\x12\x1f.accounts.v1.GetCustomerRequest\x1a .accounts.v1.GetCustomerResponse\"\xdb\b\x92\xb5\x18\xd6\b\x12\x12Look up a customer\x1a\xe9\x01Returns a customer's record: their name, email address, phone number, date of birth, national id and when they became a customer. What you see of each depends on your clearance; a field you may not read comes back redacted or absent. \x01(\x142\vpii-contactB\x04\b\x01\x10\x03R\xb8\x04\n" +
 	"DYou need to greet, identify or contact a customer whose id you know.\x12\xce\x01You only need the customer's money or cards: call get_balance or list_cards, which do not read their personal details. Do not call it to confirm someone's identity by reading their national id back to them.\x1a;\n" +
-	"\x1eThe record of customer C-1001.\x12\x19{\"customer_id\": \"C-1001\"}\"\x7fA 404 refusal means no customer has that id. Confirm the id with the customer (it looks like C-1234) rather than trying others.b\asupportBCZAgithub.com/garm-dev/garm/examples/bank/gen/accounts/v1;accountsv1b\x06proto3"
+	"\x1eThe record of customer C-1001.\x12\x19{\"customer_id\": \"C-1001\"}\"\xe1\x01A 404 refusal means no customer has that id. Confirm the id with the customer (it looks like C-1234) rather than trying others. A 403 refusal naming the rule own_customer means you may ask only about the customer you act for.Z\xea\x01\n" +
+	"\xe7\x01\n" +
+	"\fown_customer\x12YA caller who does not serve any customer may ask only about the customer its token names.\x1a|'any-customer' in principal.compartments || (has(request.customer_id) && request.customer_id == principal.attrs.customer_id)b\asupportb\fself-serviceBCZAgithub.com/garm-dev/garm/examples/bank/gen/accounts/v1;accountsv1b\x06proto3"
 
 var (
 	file_accounts_v1_accounts_proto_rawDescOnce sync.Once

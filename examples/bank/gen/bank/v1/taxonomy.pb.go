@@ -5,7 +5,8 @@
 // source: bank/v1/taxonomy.proto
 
 // Package bank.v1 is the example bank's taxonomy: the compartments its
-// fields are labelled with and the tool sets its tools are grouped into. It
+// fields are labelled with, the tool sets its tools are grouped into, and the
+// principal attributes its instance rules read. It
 // declares no tools. The tools live in accounts.v1, cards.v1 and payments.v1,
 // and garm-catalogue checks, across the whole catalogue, that every name they
 // use is declared here and only here.
@@ -31,7 +32,7 @@ var File_bank_v1_taxonomy_proto protoreflect.FileDescriptor
 
 const file_bank_v1_taxonomy_proto_rawDesc = "" +
 	"\n" +
-	"\x16bank/v1/taxonomy.proto\x12\abank.v1\x1a\x17garm/tool/v1/tool.protoB\x9c\x04\xa2\xb5\x18\xaa\x02\n" +
+	"\x16bank/v1/taxonomy.proto\x12\abank.v1\x1a\x17garm/tool/v1/tool.protoB\xe3\t\xa2\xb5\x18\xa2\x04\n" +
 	"M\n" +
 	"\vpii-contact\x12>How to reach a customer: their email address and phone number.\n" +
 	"T\n" +
@@ -39,11 +40,19 @@ const file_bank_v1_taxonomy_proto_rawDesc = "" +
 	"G\n" +
 	"\tfinancial\x12:Balances, payments and the movement of a customer's money.\n" +
 	":\n" +
-	"\tcard-data\x12-A customer's payment cards and their numbers.\xaa\xb5\x18\xad\x01\n" +
+	"\tcard-data\x12-A customer's payment cards and their numbers.\n" +
+	"\xf5\x01\n" +
+	"\fany-customer\x12\xe4\x01May reach every customer's records, not only one's own: held by staff who serve any customer. The instance rules of the self-service tools let a caller without it reach only the customer and accounts its token's attributes name.\xaa\xb5\x18\xae\x02\n" +
 	"Z\n" +
 	"\asupport\x12OWhat a customer-support desk uses to answer a customer and protect their cards.\n" +
 	"O\n" +
-	"\bpayments\x12CWhat a payments desk uses to send a customer's money and follow it.Z9github.com/garm-dev/garm/examples/bank/gen/bank/v1;bankv1b\x06proto3"
+	"\bpayments\x12CWhat a payments desk uses to send a customer's money and follow it.\n" +
+	"\x7f\n" +
+	"\fself-service\x12oWhat a customer, or an agent acting for one, uses to look after their own record, balances, cards and payments.\xb2\xb5\x18\xc9\x02\n" +
+	"\x8d\x01\n" +
+	"\vcustomer_id\x12zThe id of the customer the caller is (C- and four digits): a caller without any-customer may ask only about this customer.\x18\x01(\x10\n" +
+	"\xb6\x01\n" +
+	"\baccounts\x12\xa3\x01The ids of the accounts the caller may act on (A- and five digits each): a caller without any-customer sees, pays from and follows payments of these accounts only.\x18\x04 @(\x10Z9github.com/garm-dev/garm/examples/bank/gen/bank/v1;bankv1b\x06proto3"
 
 var file_bank_v1_taxonomy_proto_goTypes = []any{}
 var file_bank_v1_taxonomy_proto_depIdxs = []int32{

@@ -469,9 +469,9 @@ var File_payments_v1_payments_proto protoreflect.FileDescriptor
 
 const file_payments_v1_payments_proto_rawDesc = "" +
 	"\n" +
-	"\x1apayments/v1/payments.proto\x12\vpayments.v1\x1a\x1bbuf/validate/validate.proto\x1a\x17garm/tool/v1/tool.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc8\x06\n" +
-	"\x16InitiatePaymentRequest\x12C\n" +
-	"\x0ffrom_account_id\x18\x01 \x01(\tB\x16\xbaH\x13\xc8\x01\x01r\x0e2\f^A-[0-9]{5}$H\x00R\rfromAccountId\x88\x01\x01\x12=\n" +
+	"\x1apayments/v1/payments.proto\x12\vpayments.v1\x1a\x1bbuf/validate/validate.proto\x1a\x17garm/tool/v1/tool.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xca\x06\n" +
+	"\x16InitiatePaymentRequest\x12E\n" +
+	"\x0ffrom_account_id\x18\x01 \x01(\tB\x18\xbaH\x15\xc8\x01\x01r\x10\x18\a2\f^A-[0-9]{5}$H\x00R\rfromAccountId\x88\x01\x01\x12=\n" +
 	"\x12amount_minor_units\x18\x02 \x01(\x03B\n" +
 	"\xbaH\a\xc8\x01\x01\"\x02 \x00H\x01R\x10amountMinorUnits\x88\x01\x01\x12<\n" +
 	"\rcurrency_code\x18\x03 \x01(\tB\x12\xbaH\x0f\xc8\x01\x01r\n" +
@@ -491,18 +491,19 @@ const file_payments_v1_payments_proto_rawDesc = "" +
 	"_referenceB\x12\n" +
 	"\x10_idempotency_key\"\\\n" +
 	"\x17InitiatePaymentResponse\x12.\n" +
-	"\apayment\x18\x01 \x01(\v2\x14.payments.v1.PaymentR\apayment:\x11\x9a\xb5\x18\r\b\x14\x1a\tfinancial\"n\n" +
-	"\x17GetPaymentStatusRequest\x12<\n" +
+	"\apayment\x18\x01 \x01(\v2\x14.payments.v1.PaymentR\apayment:\x11\x9a\xb5\x18\r\b\x14\x1a\tfinancial\"p\n" +
+	"\x17GetPaymentStatusRequest\x12>\n" +
 	"\n" +
-	"payment_id\x18\x01 \x01(\tB\x18\xbaH\x15\xc8\x01\x01r\x102\x0e^PAY-[0-9]{6}$H\x00R\tpaymentId\x88\x01\x01:\x06\x9a\xb5\x18\x02\b\x14B\r\n" +
+	"payment_id\x18\x01 \x01(\tB\x1a\xbaH\x17\xc8\x01\x01r\x12\x18\n" +
+	"2\x0e^PAY-[0-9]{6}$H\x00R\tpaymentId\x88\x01\x01:\x06\x9a\xb5\x18\x02\b\x14B\r\n" +
 	"\v_payment_id\"]\n" +
 	"\x18GetPaymentStatusResponse\x12.\n" +
-	"\apayment\x18\x01 \x01(\v2\x14.payments.v1.PaymentR\apayment:\x11\x9a\xb5\x18\r\b\x14\x1a\tfinancial\"\x97\x06\n" +
+	"\apayment\x18\x01 \x01(\v2\x14.payments.v1.PaymentR\apayment:\x11\x9a\xb5\x18\r\b\x14\x1a\tfinancial\"\xa0\x06\n" +
 	"\aPayment\x12\"\n" +
 	"\n" +
 	"payment_id\x18\x01 \x01(\tH\x00R\tpaymentId\x88\x01\x01\x127\n" +
-	"\x06status\x18\x02 \x01(\x0e2\x1a.payments.v1.PaymentStatusH\x01R\x06status\x88\x01\x01\x12+\n" +
-	"\x0ffrom_account_id\x18\x03 \x01(\tH\x02R\rfromAccountId\x88\x01\x01\x121\n" +
+	"\x06status\x18\x02 \x01(\x0e2\x1a.payments.v1.PaymentStatusH\x01R\x06status\x88\x01\x01\x124\n" +
+	"\x0ffrom_account_id\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18\aH\x02R\rfromAccountId\x88\x01\x01\x121\n" +
 	"\x12amount_minor_units\x18\x04 \x01(\x03H\x03R\x10amountMinorUnits\x88\x01\x01\x12(\n" +
 	"\rcurrency_code\x18\x05 \x01(\tH\x04R\fcurrencyCode\x88\x01\x01\x12.\n" +
 	"\x10beneficiary_name\x18\x06 \x01(\tH\x05R\x0fbeneficiaryName\x88\x01\x01\x12\xbf\x01\n" +
@@ -524,14 +525,20 @@ const file_payments_v1_payments_proto_rawDesc = "" +
 	"\rPaymentStatus\x12\x1e\n" +
 	"\x1aPAYMENT_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16PAYMENT_STATUS_PENDING\x10\x01\x12\x17\n" +
-	"\x13PAYMENT_STATUS_SENT\x10\x022\xe2\x14\n" +
-	"\x0fPaymentsService\x12\xe0\x0f\n" +
-	"\x0fInitiatePayment\x12#.payments.v1.InitiatePaymentRequest\x1a$.payments.v1.InitiatePaymentResponse\"\x81\x0f\x92\xb5\x18\xfc\x0e\x12\x0eSend a payment\x1a\xc0\x02Sends money from one of a customer's accounts to a beneficiary's IBAN. The payment is pending until the payment scheme accepts it and sent after that; once initiated it cannot be called back. Each call needs a grant from a human approver other than the caller, for exactly this account, amount, currency and beneficiary. \x03((2\tfinancialB\x04\x10\x01\x18\x01J\xc2\x02\b\x03\x10(\x1a\tfinancial \xac\x02*\xe5\x01The approver confirms the account paying, the amount, the currency and the beneficiary's IBAN with the person who asked for the payment before granting it. The approver is never the person who asked, nor an agent acting for them.2\x0ffrom_account_id2\x12amount_minor_units2\rcurrency_code2\x10beneficiary_iban8\x01R\xb9\t\n" +
+	"\x13PAYMENT_STATUS_SENT\x10\x022\xf1\x1c\n" +
+	"\x0fPaymentsService\x12\x82\x15\n" +
+	"\x0fInitiatePayment\x12#.payments.v1.InitiatePaymentRequest\x1a$.payments.v1.InitiatePaymentResponse\"\xa3\x14\x92\xb5\x18\x9e\x14\x12\x0eSend a payment\x1a\xc0\x02Sends money from one of a customer's accounts to a beneficiary's IBAN. The payment is pending until the payment scheme accepts it and sent after that; once initiated it cannot be called back. Each call needs a grant from a human approver other than the caller, for exactly this account, amount, currency and beneficiary. \x03((2\tfinancialB\x04\x10\x01\x18\x01J\xc2\x02\b\x03\x10(\x1a\tfinancial \xac\x02*\xe5\x01The approver confirms the account paying, the amount, the currency and the beneficiary's IBAN with the person who asked for the payment before granting it. The approver is never the person who asked, nor an agent acting for them.2\x0ffrom_account_id2\x12amount_minor_units2\rcurrency_code2\x10beneficiary_iban8\x01R\xef\n" +
+	"\n" +
 	"\x7fA customer has asked for a payment to a named beneficiary, you have their IBAN, and get_balance shows the account can cover it.\x12\x87\x02You are unsure of the amount or the beneficiary: a payment cannot be recalled, so ask first. To move money between the customer's own accounts, use the customer's own banking channels. To check an earlier payment, call get_payment_status rather than paying again.\x1a\x90\x02\n" +
-	"@Pay 1,250.00 GBP from account A-10001 to Northwind Supplies Ltd.\x12\xcb\x01{\"from_account_id\": \"A-10001\", \"amount_minor_units\": \"125000\", \"currency_code\": \"GBP\", \"beneficiary_name\": \"Northwind Supplies Ltd\", \"beneficiary_iban\": \"GB29NWBK60161331926819\", \"reference\": \"INV-2291\"}\"\x98\x04A 403 grant_required answer means a human must approve this exact payment: ask an approver other than the customer and yourself for a grant naming the paying account, the amount, the currency and the IBAN, then call again with it. A 422 refusal means the bank will not make this payment (the account's currency differs, the funds are insufficient, or the IBAN's check digits are wrong): do not retry unchanged. A 404 refusal means no account has that id. A 409 refusal means the idempotency key was already used for a different payment.b\bpaymentsj\a\b\x02 \xfb\x13(\x01\x12\xeb\x04\n" +
-	"\x10GetPaymentStatus\x12$.payments.v1.GetPaymentStatusRequest\x1a%.payments.v1.GetPaymentStatusResponse\"\x89\x04\x92\xb5\x18\x84\x04\x12\x16Get a payment's status\x1aoReturns a payment that was initiated: its amount, beneficiary and whether it is still pending or has been sent. \x01(\x142\tfinancialB\x04\b\x01\x10\x03R\xd0\x02\n" +
+	"@Pay 1,250.00 GBP from account A-10001 to Northwind Supplies Ltd.\x12\xcb\x01{\"from_account_id\": \"A-10001\", \"amount_minor_units\": \"125000\", \"currency_code\": \"GBP\", \"beneficiary_name\": \"Northwind Supplies Ltd\", \"beneficiary_iban\": \"GB29NWBK60161331926819\", \"reference\": \"INV-2291\"}\"\xce\x05A 403 grant_required answer means a human must approve this exact payment: ask an approver other than the customer and yourself for a grant naming the paying account, the amount, the currency and the IBAN, then call again with it. A 422 refusal means the bank will not make this payment (the account's currency differs, the funds are insufficient, or the IBAN's check digits are wrong): do not retry unchanged. A 404 refusal means no account has that id. A 409 refusal means the idempotency key was already used for a different payment. A 403 refusal naming the rule own_account means you may not pay from that account; naming agent_cap, that an agent may not pay this much in one call: a person must make the payment.Z\xe9\x03\n" +
+	"\xef\x01\n" +
+	"\vown_account\x12\\A caller who does not serve any customer pays only from an account its token lets it act on.\x1a\x81\x01'any-customer' in principal.compartments || (has(request.from_account_id) && request.from_account_id in principal.attrs.accounts)\n" +
+	"\xf4\x01\n" +
+	"\tagent_cap\x12\x82\x01An agent pays at most 10,000.00 in the payment's currency (1000000 minor units) in one call; a larger payment is made by a person.\x1ab!principal.delegated || (has(request.amount_minor_units) && request.amount_minor_units <= 1000000)b\bpaymentsj\a\b\x02 \xfb\x13(\x01\x12\xd8\a\n" +
+	"\x10GetPaymentStatus\x12$.payments.v1.GetPaymentStatusRequest\x1a%.payments.v1.GetPaymentStatusResponse\"\xf6\x06\x92\xb5\x18\xf1\x06\x12\x16Get a payment's status\x1aoReturns a payment that was initiated: its amount, beneficiary and whether it is still pending or has been sent. \x01(\x142\tfinancialB\x04\b\x01\x10\x03R\xe9\x02\n" +
 	"kA customer asks whether a payment has gone, or you initiated one and need to know whether it has been sent.\x121You need the account's balance: call get_balance.\x1aA\n" +
-	"!The status of payment PAY-000001.\x12\x1c{\"payment_id\": \"PAY-000001\"}\"kA 404 refusal means no payment has that id. The id is what initiate_payment returned (PAY- and six digits).b\asupportb\bpaymentsBCZAgithub.com/garm-dev/garm/examples/bank/gen/payments/v1;paymentsv1b\x06proto3"
+	"!The status of payment PAY-000001.\x12\x1c{\"payment_id\": \"PAY-000001\"}\"\x83\x01A 404 refusal means no payment has that id, or none you may follow. The id is what initiate_payment returned (PAY- and six digits).Z\xc3\x02\x12\xc0\x02\n" +
+	"\vown_payment\x12\x9a\x01A caller who does not serve any customer sees a payment only from an account its token lets it act on; any other answers as a payment that does not exist.\x1a\x93\x01'any-customer' in principal.compartments || (has(response.payment.from_account_id) && response.payment.from_account_id in principal.attrs.accounts)b\asupportb\bpaymentsb\fself-serviceBCZAgithub.com/garm-dev/garm/examples/bank/gen/payments/v1;paymentsv1b\x06proto3"
 
 var (
 	file_payments_v1_payments_proto_rawDescOnce sync.Once
