@@ -13,6 +13,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/chain/grant"
 	"github.com/garm-dev/garm/daemon/internal/replay/memory"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	celrule "github.com/garm-dev/garm/protoc-gen-garm/compile/instance"
 	"github.com/garm-dev/garm/runtime/wire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -207,3 +208,10 @@ func (tx taxonomy) CompartmentSet(names []string) (set call.Compartments, kept, 
 	}
 	return set, kept, dropped
 }
+
+// DeclaredAttribute declares nothing: a suite's claims name no principal
+// attributes, so a token's garm.attrs is read and ignored as undeclared.
+func (taxonomy) DeclaredAttribute(string) *toolv1.Attribute { return nil }
+
+// PrincipalView is nil: the kit runs no instance rules.
+func (taxonomy) PrincipalView(*call.Principal) *celrule.View { return nil }
