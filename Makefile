@@ -25,7 +25,7 @@ VERSITYGW := $(BIN)/versitygw
 GOVULNCHECK := $(BIN)/govulncheck
 
 # Each buf module and where its generated code goes.
-GEN_MODULES := annotations:gen examples/calculator/proto:examples/calculator/gen examples/bank/proto:examples/bank/gen
+GEN_MODULES := annotations:gen examples/calculator/proto:examples/calculator/gen examples/bank/proto:examples/bank/gen conformance/proto:conformance/gen
 
 .PHONY: help
 help: ## List the targets.
