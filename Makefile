@@ -73,10 +73,10 @@ generate: tools ## Regenerate every generated file from the .proto sources.
 
 .PHONY: checkgenerate
 checkgenerate: generate ## Regenerate, then fail if anything differs from what is committed.
-	@if [ -n "$$(git status --porcelain -- gen examples annotations)" ]; then \
+	@if [ -n "$$(git status --porcelain -- gen examples annotations conformance)" ]; then \
 		echo "generated files are out of date; run 'make generate' and commit:"; \
-		git status --porcelain -- gen examples annotations; \
-		git --no-pager diff --stat -- gen examples annotations; \
+		git status --porcelain -- gen examples annotations conformance; \
+		git --no-pager diff --stat -- gen examples annotations conformance; \
 		exit 1; \
 	fi
 

@@ -63,3 +63,53 @@ func TestTheTypeScriptServicePassesTheWholeKit(t *testing.T) {
 		t.Fatalf("the TypeScript service does not pass the whole kit:\n%s", out.String())
 	}
 }
+
+// TestTheTypeScriptServicesGeneratedTypesAreCurrent generates the
+// TypeScript message types afresh into a temporary directory and compares
+// them with the committed ones.
+func TestTheTypeScriptServicesGeneratedTypesAreCurrent(t *testing.T) {
+	buf, err := filepath.Abs(filepath.Join("..", "..", ".tmp", "bin", "buf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(buf); err != nil {
+		t.Fatalf("buf is not built: make tools (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(tsService, "node_modules", ".bin", "protoc-gen-es")); err != nil {
+		t.Fatalf("protoc-gen-es is not installed: npm ci --prefix examples/conformance-ts (%v)", err)
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, args := range [][]string{
+		{"generate", "../../conformance/proto", "--template", "buf.gen.yaml", "--include-imports", "-o", out},
+		{"generate", "../../annotations", "--path", "../../annotations/garm/tool/v1/invocation.proto", "--template", "buf.gen.yaml", "--include-imports", "-o", out},
+	} {
+		cmd := exec.CommandContext(ctx, buf, args...)
+		cmd.Dir = tsService
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("buf %v: %v\n%s", args, err, b)
+		}
+	}
+	committed := filepath.Join(tsService, "src", "gen")
+	var fresh []string
+	err = filepath.WalkDir(filepath.Join(out, "src", "gen"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(filepath.Join(out, "src", "gen"), path)
+		fresh = append(fresh, rel)
+		want, _ := os.ReadFile(path)
+		got, err := os.ReadFile(filepath.Join(committed, rel))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("src/gen/%s is not what protoc-gen-es writes now: npm run --prefix examples/conformance-ts generate", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fresh) == 0 {
+		t.Fatal("buf generated nothing")
+	}
+}
