@@ -78,3 +78,16 @@ func TestConformanceToolserviceExitsNonZeroWhenACaseFails(t *testing.T) {
 		t.Fatalf("exit %d, want non-zero with one failure:\n%s%s", code, stdout.String(), stderr.String())
 	}
 }
+
+func TestConformanceToolserviceWithExecRunsTheLifecycleCasesToo(t *testing.T) {
+	t.Setenv(serveReferenceEnv, "1")
+	srv := garmtooltest.StartServer(t)
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	code := run(ctx, []string{"conformance", "toolservice", "--nats", srv.URL(), "--exec", os.Args[0] + " -test.run=^$"}, &stdout, &stderr)
+	last := regexp.MustCompile(`(?m)^(\d+) passed, 0 failed, 0 skipped\n\z`)
+	if code != exitOK || !last.MatchString(stdout.String()) {
+		t.Fatalf("exit %d, want every case passed and none skipped:\n%s%s", code, stdout.String(), stderr.String())
+	}
+}
