@@ -25,7 +25,7 @@ VERSITYGW := $(BIN)/versitygw
 GOVULNCHECK := $(BIN)/govulncheck
 
 # Each buf module and where its generated code goes.
-GEN_MODULES := annotations:gen examples/calculator/proto:examples/calculator/gen examples/bank/proto:examples/bank/gen
+GEN_MODULES := annotations:gen examples/calculator/proto:examples/calculator/gen examples/bank/proto:examples/bank/gen conformance/proto:conformance/gen
 
 .PHONY: help
 help: ## List the targets.
@@ -73,10 +73,10 @@ generate: tools ## Regenerate every generated file from the .proto sources.
 
 .PHONY: checkgenerate
 checkgenerate: generate ## Regenerate, then fail if anything differs from what is committed.
-	@if [ -n "$$(git status --porcelain -- gen examples annotations)" ]; then \
+	@if [ -n "$$(git status --porcelain -- gen examples annotations conformance)" ]; then \
 		echo "generated files are out of date; run 'make generate' and commit:"; \
-		git status --porcelain -- gen examples annotations; \
-		git --no-pager diff --stat -- gen examples annotations; \
+		git status --porcelain -- gen examples annotations conformance; \
+		git --no-pager diff --stat -- gen examples annotations conformance; \
 		exit 1; \
 	fi
 

@@ -22,6 +22,11 @@
 // (devplane.DevSecretFile; --dev-secret-file names another): the endpoint
 // answers nothing without it.
 //
+// garm conformance toolservice holds a tool service written in any language
+// to the hop contract with the kit of conformance/toolservice
+// (docs/conformance.md); --exec starts the service itself so drain and
+// restart are checked too.
+//
 // It lives at cmd/garm in the repository's one module, so that `go
 // install …/cmd/garm@version` is the whole installation (decision 0047).
 // It is a developer's command: garm dev links the NATS server, and nothing

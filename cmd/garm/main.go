@@ -32,6 +32,7 @@ func subcommands() []subcommand {
 		{"token", "PERSONA [--as AGENT]", "print a token from the dev identity provider", runToken},
 		{"idp", "--personas FILE", "run the dev identity provider alone", runIdP},
 		{"catalogue", "build|lint|inspect|diff|publish|nats-permissions|version", "build and check catalogue artifacts (garm-catalogue)", runCatalogue},
+		{"conformance", "toolservice --nats URL [--exec CMD]", "hold a tool service to the hop contract (docs/conformance.md)", runConformance},
 	}
 }
 
