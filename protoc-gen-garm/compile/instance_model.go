@@ -29,6 +29,8 @@ func AttributeProblem(a *toolv1.Attribute) string {
 	switch {
 	case a.GetType() == toolv1.Attribute_TYPE_UNSPECIFIED:
 		problems = append(problems, "it needs a type")
+	case toolv1.Attribute_Type_name[int32(a.GetType())] == "":
+		problems = append(problems, "its type is not one this build knows")
 	case list && a.GetMaxItems() == 0:
 		problems = append(problems, "a TYPE_STRING_LIST needs max_items > 0")
 	case !list && a.GetMaxItems() != 0:

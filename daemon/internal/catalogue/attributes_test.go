@@ -44,12 +44,13 @@ func TestAnAttributeDeclarationTheBuildWouldRefuseRefusesTheCatalogue(t *testing
 		attrs []*toolv1.Attribute
 		want  string
 	}{
-		{"declared twice", []*toolv1.Attribute{{Name: "a", Type: toolv1.Attribute_TYPE_BOOL}, {Name: "a", Type: toolv1.Attribute_TYPE_INT}}, `attribute "a" is declared twice`},
-		{"no type", []*toolv1.Attribute{{Name: "a"}}, `attribute "a" has no known type`},
-		{"an unknown type", []*toolv1.Attribute{{Name: "a", Type: 99}}, `attribute "a" has no known type`},
-		{"a list without max_items", []*toolv1.Attribute{{Name: "a", Type: list}}, `attribute "a": max_items is required`},
-		{"max_items on a string", []*toolv1.Attribute{{Name: "a", Type: toolv1.Attribute_TYPE_STRING, MaxItems: 3}}, `attribute "a": max_items is required`},
-		{"a bad name", []*toolv1.Attribute{{Name: "Accounts", Type: toolv1.Attribute_TYPE_BOOL}}, `attribute "Accounts" is not a valid attribute name`},
+		{"declared twice", []*toolv1.Attribute{{Name: "a", Description: "d", Type: toolv1.Attribute_TYPE_BOOL}, {Name: "a", Description: "d", Type: toolv1.Attribute_TYPE_INT}}, `declares attribute "a" twice`},
+		{"no description", []*toolv1.Attribute{{Name: "a", Type: toolv1.Attribute_TYPE_BOOL}}, `attribute "a": it needs a description`},
+		{"no type", []*toolv1.Attribute{{Name: "a", Description: "d"}}, `attribute "a": it needs a type`},
+		{"an unknown type", []*toolv1.Attribute{{Name: "a", Description: "d", Type: 99}}, `attribute "a": its type is not one this build knows`},
+		{"a list without max_items", []*toolv1.Attribute{{Name: "a", Description: "d", Type: list}}, `attribute "a": a TYPE_STRING_LIST needs max_items > 0`},
+		{"max_items on a string", []*toolv1.Attribute{{Name: "a", Description: "d", Type: toolv1.Attribute_TYPE_STRING, MaxItems: 3}}, `attribute "a": only a TYPE_STRING_LIST takes max_items`},
+		{"a bad name", []*toolv1.Attribute{{Name: "Accounts", Description: "d", Type: toolv1.Attribute_TYPE_BOOL}}, `attribute "Accounts": its name does not match`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

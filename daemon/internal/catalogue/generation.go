@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -197,9 +196,7 @@ func build(a *artifact.Artifact, tools []*compile.Tool) (*Generation, error) {
 	}
 	slices.Sort(g.ToolSets)
 	g.ToolSets = slices.Compact(g.ToolSets)
-	if err := g.readAttributes(c.GetAttributes()); err != nil {
-		return nil, err
-	}
+	g.readAttributes(c.GetAttributes())
 
 	rules := &ruleNumbering{g: g, memo: map[string]call.Compartments{}, plans: make(map[*planv1.MessagePlan][]call.Compartments, 2*len(tools))}
 	cards := cardReach{}
@@ -360,34 +357,18 @@ func (g *Generation) number(names []string) (call.Compartments, error) {
 	return set, nil
 }
 
-// readAttributes takes the declared attributes, refusing what the build
-// refuses too (a name declared twice, a type not given, a list without
-// max_items): a catalogue written by another build is not trusted to have
-// been checked.
-func (g *Generation) readAttributes(decls []*toolv1.Attribute) error {
+// readAttributes indexes the declared attributes by name. artifact.Read has
+// already refused a declaration the build refuses (compile.AttributeProblem,
+// a name declared twice): one check, the build's, in this process.
+func (g *Generation) readAttributes(decls []*toolv1.Attribute) {
 	if len(decls) == 0 {
-		return nil
+		return
 	}
 	g.Attributes = make(map[string]*toolv1.Attribute, len(decls))
 	for _, d := range decls {
-		name := d.GetName()
-		switch {
-		case !attributeName.MatchString(name):
-			return fmt.Errorf("attribute %q is not a valid attribute name", name)
-		case g.Attributes[name] != nil:
-			return fmt.Errorf("attribute %q is declared twice", name)
-		case d.GetType() == toolv1.Attribute_TYPE_UNSPECIFIED || toolv1.Attribute_Type_name[int32(d.GetType())] == "":
-			return fmt.Errorf("attribute %q has no known type", name)
-		case (d.GetType() == toolv1.Attribute_TYPE_STRING_LIST) != (d.GetMaxItems() > 0):
-			return fmt.Errorf("attribute %q: max_items is required on a string list and refused on any other type", name)
-		}
-		g.Attributes[name] = d
+		g.Attributes[d.GetName()] = d
 	}
-	return nil
 }
-
-// attributeName is tool.proto's Attribute.name pattern.
-var attributeName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 
 // DeclaredAttribute is the declaration of the attribute name, or nil when
 // this generation declares none by that name.
