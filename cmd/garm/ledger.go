@@ -29,11 +29,13 @@ func runLedger(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		"prove":  runLedgerProve,
 		"keygen": runLedgerKeygen,
 		"jwks":   runLedgerJWKS,
+		"dump":   runLedgerDump,
 	}
 	if len(args) == 0 || verbs[args[0]] == nil {
-		fmt.Fprintln(stderr, "usage: garm ledger verify|prove|keygen|jwks [flags]\n\n"+
+		fmt.Fprintln(stderr, "usage: garm ledger verify|prove|dump|keygen|jwks [flags]\n\n"+
 			"  verify  check rows against the signed heads: every row covered, no gap, edit or reorder\n"+
 			"  prove   an inclusion proof for an event id, or a consistency proof between two heads\n"+
+			"  dump    write the bus's rows and heads to files, for verify --rows --heads\n"+
 			"  keygen  write a new Ed25519 sealer key file\n"+
 			"  jwks    print the JWKS of a sealer key, for verifiers")
 		return exitUsage

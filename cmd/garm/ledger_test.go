@@ -169,3 +169,30 @@ func parse(t *testing.T, hexes []string) []merkle.Hash {
 	}
 	return out
 }
+
+func TestADumpedLedgerVerifiesOfflineAndAnEditedDumpDoesNot(t *testing.T) {
+	t.Parallel()
+	url, _, _, jwks := sealedBus(t, 1800)
+	dir := t.TempDir()
+	rowsFile, headsFile := filepath.Join(dir, "rows.bin"), filepath.Join(dir, "heads.jsonl")
+	if code, _, errs := garmLedger(t, "ledger", "dump", "--nats", url, "--rows", rowsFile, "--heads", headsFile); code != exitOK {
+		t.Fatalf("dump: exit %d: %s", code, errs)
+	}
+	code, out, errs := garmLedger(t, "ledger", "verify", "--rows", rowsFile, "--heads", headsFile, "--jwks", jwks)
+	if code != exitOK || !strings.HasPrefix(out, "ok: 1800 rows, ") {
+		t.Fatalf("verify of the dump: exit %d\n%s%s", code, out, errs)
+	}
+	b, err := os.ReadFile(rowsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte("ev-0001500"))
+	b[i+len("ev-000150")] = '1' // event ev-0001500 now reads ev-0001501
+	if err := os.WriteFile(rowsFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = garmLedger(t, "ledger", "verify", "--rows", rowsFile, "--heads", headsFile, "--jwks", jwks)
+	if code != exitFailed || !strings.Contains(errs, "does not match rows ") || !strings.Contains(errs, "edited") {
+		t.Fatalf("verify of an edited dump: exit %d\n%s", code, errs)
+	}
+}

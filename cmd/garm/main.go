@@ -32,7 +32,7 @@ func subcommands() []subcommand {
 		{"token", "PERSONA [--as AGENT]", "print a token from the dev identity provider", runToken},
 		{"idp", "--personas FILE", "run the dev identity provider alone", runIdP},
 		{"catalogue", "build|lint|inspect|diff|publish|nats-permissions|version", "build and check catalogue artifacts (garm-catalogue)", runCatalogue},
-		{"ledger", "verify|prove|keygen|jwks", "check the ledger's rows against its signed heads; prove a row or a head", runLedger},
+		{"ledger", "verify|prove|dump|keygen|jwks", "check the ledger's rows against its signed heads; prove a row or a head", runLedger},
 	}
 }
 

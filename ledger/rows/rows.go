@@ -34,6 +34,9 @@ type Row struct {
 	N       uint64
 	EventID string
 	Leaf    merkle.Hash
+	// Event is the decoded row, valid only during the call it is given
+	// to: the decoder reuses it.
+	Event *ledgerv1.Event
 }
 
 // String names the row for a person: its place, event id and stream
@@ -93,7 +96,7 @@ func (d *Decoder) row(seq uint64, index uint32, v []byte, fn func(Row) error) er
 	if d.buf, err = canonical.MarshalAppend(d.buf[:0], &d.e); err != nil {
 		return fmt.Errorf("row %d (stream message %d row %d) does not encode: %w", d.next, seq, index, err)
 	}
-	r := Row{Seq: seq, Index: index, N: d.next, EventID: d.e.GetEventId(), Leaf: merkle.LeafHash(d.buf)}
+	r := Row{Seq: seq, Index: index, N: d.next, EventID: d.e.GetEventId(), Leaf: merkle.LeafHash(d.buf), Event: &d.e}
 	d.next++
 	return fn(r)
 }
