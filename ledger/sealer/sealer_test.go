@@ -197,3 +197,36 @@ func TestAHeadSignedByAnUnknownKeyIsNotContinued(t *testing.T) {
 		t.Fatalf("a sealer with another key continued: %v", err)
 	}
 }
+
+func TestASealerWhoseConnectionDiesMidRunIsReplacedAndSkipsNoRow(t *testing.T) {
+	t.Parallel()
+	srv := garmtooltest.StartJetStream(t)
+	_, js := garmtooltest.ConnectJetStream(t, srv.URL())
+	bus := ledgertest.CreateStreams(t, js)
+	signer := ledgertest.Signer(t)
+	o := sealer.Options{Signer: signer, EveryRows: 100, Every: 150 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	// The first sealer has a connection of its own, closed under it as
+	// if its process died: no goodbye, whatever it was doing.
+	nc, ownJS := garmtooltest.ConnectJetStream(t, srv.URL())
+	died := make(chan error, 1)
+	go func() { died <- sealer.Run(context.Background(), ownJS, o) }()
+	bus.Publish(t, 0, 700, 9)
+	ledgertest.WaitFor(t, "a few heads", func() bool { return lastSize(t, bus.JS) >= 300 })
+	bus.Publish(t, 700, 300, 9)
+	nc.Close()
+	select {
+	case err := <-died:
+		if err == nil {
+			t.Fatal("the sealer returned no error when its connection died")
+		}
+	case <-time.After(ledgertest.Bound):
+		t.Fatal("the sealer did not notice its connection died")
+	}
+	bus.Publish(t, 1000, 1000, 9) // written while no sealer runs
+	stop := runSealer(t, bus.JS, o)
+	ledgertest.WaitFor(t, "a head of all 2,000 rows", func() bool { return lastSize(t, bus.JS) == 2000 })
+	_ = stop()
+	if s := verifyStream(t, bus.JS, ledgertest.Keys(signer)); s.Rows != 2000 || s.Unsealed != 0 {
+		t.Fatalf("verified %+v", s)
+	}
+}
