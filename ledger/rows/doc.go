@@ -7,7 +7,8 @@
 // Rows are read in the ledger's one order: GARM_LEDGER's stream sequence,
 // then the order of the rows inside each garm.ledger.v1.Batch message.
 // A file of rows is the Batch messages of the stream concatenated in that
-// order (which protobuf reads as one Batch); Scan reads either.
+// order (which protobuf reads as one Batch). ScanStream reads the stream,
+// ScanFile such a file.
 //
 // It writes nothing and creates no stream.
 package rows
