@@ -13,6 +13,8 @@
 // last message is the head it chains to, so two sealers running at once
 // cannot fork the chain: the loser's publish is refused and Run returns.
 //
+// JWKSHandler serves the sealer's public keys as a JWKS, for verifiers.
+//
 // HeadStreamConfig is the fenced stream an operator creates (delete and
 // purge denied, no roll-up); the sealer creates no stream and CheckHeadStream
 // refuses one that is not fenced.

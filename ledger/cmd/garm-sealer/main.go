@@ -7,19 +7,23 @@
 // fork the chain.
 //
 //	garm ledger keygen --out sealer.pem
-//	garm-sealer --nats <url> [--nats-nkey <seed file>] --key sealer.pem
+//	garm-sealer --nats <url> [--nats-nkey <seed file>] --key sealer.pem [--jwks-listen :8443]
 package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/garm-dev/garm/ledger/head"
 	"github.com/garm-dev/garm/ledger/sealer"
@@ -42,6 +46,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	natsURL := fs.String("nats", "", "the bus's `url`; required")
 	nkey := fs.String("nats-nkey", "", "the sealer's bus identity: an nkey seed `file`")
 	keyFile := fs.String("key", "", "the signing key: an Ed25519 PKCS #8 PEM `file` (garm ledger keygen); required")
+	jwksListen := fs.String("jwks-listen", "", "serve the JWKS of the sealer's key (and --trusted-jwks's) at /.well-known/jwks.json on this `address`")
 	trusted := fs.String("trusted-jwks", "", "a JWKS `file` of earlier sealer keys whose last head may be continued after a key rotation")
 	o := sealer.Options{}
 	fs.IntVar(&o.EveryRows, "every-rows", sealer.DefaultEveryRows, "publish a head once this many rows are unsealed")
@@ -102,6 +107,26 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "garm-sealer:", err)
 		return 1
+	}
+	if *jwksListen != "" {
+		pubs := []ed25519.PublicKey{o.Signer.Key.Public().(ed25519.PublicKey)}
+		for _, pub := range o.Trusted {
+			pubs = append(pubs, pub)
+		}
+		h, err := sealer.JWKSHandler(pubs...)
+		if err != nil {
+			fmt.Fprintln(stderr, "garm-sealer:", err)
+			return 1
+		}
+		ln, err := net.Listen("tcp", *jwksListen)
+		if err != nil {
+			fmt.Fprintln(stderr, "garm-sealer: --jwks-listen:", err)
+			return 1
+		}
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
+		o.Logger.Info("garm-sealer: serving the JWKS", "addr", ln.Addr().String(), "path", sealer.JWKSPath)
 	}
 	o.Logger.Info("garm-sealer: sealing", "kid", o.Signer.KeyID, "every_rows", o.EveryRows, "every", o.Every)
 	if err := sealer.Run(ctx, js, o); err != nil && !errors.Is(err, context.Canceled) {
