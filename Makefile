@@ -105,10 +105,10 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 
 .PHONY: install
-install: ## Build garm, garmd, garm-catalogue and garm-approvals, static and stamped with VERSION (git describe), into BINDIR (PREFIX/bin; PREFIX=/usr/local by default).
+install: ## Build garm, garmd, garm-catalogue, garm-approvals and garm-sealer, static and stamped with VERSION (git describe), into BINDIR (PREFIX/bin; PREFIX=/usr/local by default).
 	@mkdir -p $(BINDIR)
-	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BINDIR)/ ./cmd/garm ./daemon/cmd/garmd ./catalogue-builder/cmd/garm-catalogue ./approvals/cmd/garm-approvals
-	@echo "installed garm, garmd, garm-catalogue and garm-approvals $(VERSION) into $(BINDIR)"
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BINDIR)/ ./cmd/garm ./daemon/cmd/garmd ./catalogue-builder/cmd/garm-catalogue ./approvals/cmd/garm-approvals ./ledger/cmd/garm-sealer
+	@echo "installed garm, garmd, garm-catalogue, garm-approvals and garm-sealer $(VERSION) into $(BINDIR)"
 
 .PHONY: image
 image: ## Build garmd's and garm-approvals' OCI images (static, non-root, no shell), reproducible from the commit, as OCI layout tarballs in .tmp/image/.

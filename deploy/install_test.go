@@ -33,8 +33,11 @@ func TestMakeInstallStampsEveryCommandsVersion(t *testing.T) {
 			t.Errorf("%s %s: %v %q, want %q", c.command, strings.Join(c.args, " "), err, out, c.want)
 		}
 	}
-	// garm-approvals has no version command yet; it is installed.
-	if out, err := exec.Command(filepath.Join(bin, "garm-approvals"), "--help").CombinedOutput(); !strings.Contains(string(out), "--base-url") {
-		t.Errorf("garm-approvals --help: %v\n%s", err, out)
+	// garm-approvals and garm-sealer have no version command yet; they are
+	// installed.
+	for command, flag := range map[string]string{"garm-approvals": "--base-url", "garm-sealer": "-jwks-listen"} {
+		if out, err := exec.Command(filepath.Join(bin, command), "--help").CombinedOutput(); !strings.Contains(string(out), flag) {
+			t.Errorf("%s --help: %v\n%s", command, err, out)
+		}
 	}
 }
