@@ -145,11 +145,13 @@ build: ## Build every package and command.
 	go build ./...
 
 .PHONY: test
-test: tools ## Run every test with the race detector, then the codec's tests without it, then the minter conformance suites.
+test: tools ## Run every test with the race detector, then the codec's and the instance rules' allocation tests without it, then the minter conformance suites.
 	go test -race ./...
 	@# Under the race detector sync.Pool drops pooled values on purpose, so the
 	@# codec's pooled encoders can be pinned to zero allocations only without it.
 	go test ./daemon/internal/codec/
+	@# The same for the instance rules' pinned allocation counts (decision 0097).
+	go test -run Alloc ./daemon/internal/chain/instance/ ./daemon/internal/chain/
 	@# The minter kit's shipped suites, against the dev IdP, the approvals service and a fixture
 	@# STS it starts on loopback (docs/conformance.md, "Minters").
 	go test -race -tags conformance -skip '^TestAnExternalMinter$$' ./daemon/conformance/minter/

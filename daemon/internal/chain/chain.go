@@ -377,8 +377,13 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 	if rules != nil && view == nil {
 		view = gen.PrincipalView(p)
 	}
-	if err := rules.CheckRequest(view, in, &st.verdict); err != nil {
-		return nil, err
+	if rules != nil && len(rules.Require) > 0 {
+		_, ruleSpan := c.Tracer.StartStep(ctx, tracing.StepInstanceRequire)
+		err := rules.CheckRequest(view, in, &st.verdict)
+		tracing.EndStep(ruleSpan, err)
+		if err != nil {
+			return nil, err
+		}
 	}
 
 	// A surface's own approval token that did not open, or was issued to
@@ -430,8 +435,13 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 	// Step 7: the reveal rules over the decoded answer — one that does not
 	// hold answers as the tool's own 404 — then the row filters, in place,
 	// so redaction works only on what is kept.
-	if err := rules.CheckAnswer(view, in, out, &st.verdict); err != nil {
-		return nil, err
+	if rules != nil && len(rules.Reveal)+len(rules.Filter) > 0 {
+		_, ruleSpan := c.Tracer.StartStep(ctx, tracing.StepInstanceAnswer)
+		err := rules.CheckAnswer(view, in, out, &st.verdict)
+		tracing.EndStep(ruleSpan, err)
+		if err != nil {
+			return nil, err
+		}
 	}
 	// Step 8: redaction, the field plan for this caller's shape, then the
 	// cards in the answer projected for it.

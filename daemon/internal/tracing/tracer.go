@@ -20,11 +20,17 @@ const ScopeName = "github.com/garm-dev/garm/daemon"
 const (
 	StepAuthenticate = "authenticate"
 	StepInput        = "validate_input"
-	StepVerifyGrant  = "verify_grant"
-	StepSpendGrant   = "spend_grant"
-	StepWriteAhead   = "audit_write_ahead"
-	StepRedact       = "redact"
-	StepProjectCards = "project_cards"
+	// StepInstanceRequire is step 4, the tool's require rules; only a tool
+	// that declares some has the span.
+	StepInstanceRequire = "instance_require"
+	StepVerifyGrant     = "verify_grant"
+	StepSpendGrant      = "spend_grant"
+	StepWriteAhead      = "audit_write_ahead"
+	// StepInstanceAnswer is step 7, the tool's reveal rules and row
+	// filters; only a tool that declares some has the span.
+	StepInstanceAnswer = "instance_answer"
+	StepRedact         = "redact"
+	StepProjectCards   = "project_cards"
 )
 
 // The names of the server span before a tool is known, by what the call

@@ -24,7 +24,10 @@
 // principal.attrs.<name>, ...), never raw claims. Absent is not empty: a
 // View binds a variable only when it has a value, and a rule that reads an
 // unbound variable fails, and a failing rule does not hold. List values are
-// held as sets so membership is a map lookup. Program.Eval reports anything
+// held as sets so membership is a binary search over the sorted members,
+// with nothing built per member. The call's messages reach CEL unboxed (its
+// field qualifiers read a proto.Message directly), so a rule costs only the
+// fields it reads (docs/decisions/0097). Program.Eval reports anything
 // but exactly true as false, with an ErrorClass from a closed list when the
 // evaluation failed; CEL's error text never leaves this package, because it
 // can quote request values. Evaluation is not metered at run time: the

@@ -68,7 +68,10 @@ type Target struct {
 type Env struct {
 	base  *cel.Env
 	attrs map[string]*toolv1.Attribute
-	decl  Declarations
+	// attrIndex is each attribute's place in decl.Attributes, and in a
+	// View's attribute values.
+	attrIndex map[string]int
+	decl      Declarations
 
 	rules sync.Map // protoreflect.FieldDescriptor → *validate.FieldRules
 
@@ -102,7 +105,8 @@ func NewEnv(d Declarations) (*Env, error) {
 		opts = append(opts, cel.Constant(string(v.Name()), cel.IntType, intVal(int64(v.Number()))))
 	}
 	attrs := make(map[string]*toolv1.Attribute, len(d.Attributes))
-	for _, a := range d.Attributes {
+	attrIndex := make(map[string]int, len(d.Attributes))
+	for i, a := range d.Attributes {
 		t, err := attributeType(a)
 		if err != nil {
 			return nil, err
@@ -111,13 +115,14 @@ func NewEnv(d Declarations) (*Env, error) {
 			return nil, fmt.Errorf("attribute %s is declared twice", a.GetName())
 		}
 		attrs[a.GetName()] = a
+		attrIndex[a.GetName()] = i
 		opts = append(opts, cel.Variable(attrPrefix+a.GetName(), t))
 	}
 	base, err := cel.NewEnv(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("instance rules' environment: %w", err)
 	}
-	return &Env{base: base, attrs: attrs, decl: d, targets: map[targetKey]*cel.Env{}}, nil
+	return &Env{base: base, attrs: attrs, attrIndex: attrIndex, decl: d, targets: map[targetKey]*cel.Env{}}, nil
 }
 
 func attributeType(a *toolv1.Attribute) (*cel.Type, error) {

@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"cel.dev/cel-go/common/types"
-	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/interpreter"
 	"google.golang.org/protobuf/proto"
 )
@@ -66,14 +65,14 @@ func classify(err error) ErrorClass {
 }
 
 // activation resolves the rule's variables from a view and the call's
-// messages, with no map built per call; the messages are boxed as CEL values
-// only when the rule reads them. Activations are pooled.
+// messages, with no map built per call. The messages are handed to CEL as
+// they are, never boxed as CEL objects: CEL's field qualifiers read a
+// proto.Message directly, so a rule that selects request.x costs only the
+// field's value, and CEL boxes a whole message itself in the rare rule that
+// uses it whole. Activations are pooled.
 type activation struct {
-	adapter         types.Adapter
 	view            *View
 	request, answer proto.Message
-	boxedRequest    ref.Val
-	boxedAnswer     ref.Val
 	answerName      string
 }
 
@@ -82,24 +81,11 @@ var activations = sync.Pool{New: func() any { return new(activation) }}
 func (a *activation) ResolveName(name string) (any, bool) {
 	switch name {
 	case "request":
-		if a.request == nil {
-			return nil, false
-		}
-		if a.boxedRequest == nil {
-			a.boxedRequest = a.adapter.NativeToValue(a.request)
-		}
-		return a.boxedRequest, true
+		return a.request, a.request != nil
 	case a.answerName:
-		if a.answer == nil {
-			return nil, false
-		}
-		if a.boxedAnswer == nil {
-			a.boxedAnswer = a.adapter.NativeToValue(a.answer)
-		}
-		return a.boxedAnswer, true
+		return a.answer, a.answer != nil
 	}
-	v, ok := a.view.vars[name]
-	return v, ok
+	return a.view.resolve(name)
 }
 
 func (a *activation) Parent() interpreter.Activation { return nil }
@@ -111,7 +97,7 @@ func (a *activation) Parent() interpreter.Activation { return nil }
 // against.
 func (p *Program) Eval(view *View, request, answer proto.Message) (holds bool, class ErrorClass) {
 	act := activations.Get().(*activation)
-	*act = activation{adapter: p.adapter, view: view, request: request, answerName: p.answer}
+	*act = activation{view: view, request: request, answerName: p.answer}
 	if p.answer != "" {
 		act.answer = answer
 	}

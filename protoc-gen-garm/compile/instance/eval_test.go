@@ -171,10 +171,17 @@ func TestASetIsAListToEverythingButMembership(t *testing.T) {
 		`principal.attrs.accounts.exists(a, a == 'A-2')`,
 		`'A-1' in principal.attrs.accounts && !('A-3' in principal.attrs.accounts)`,
 		`principal.attrs.accounts[0] == 'A-1'`,
+		`['A-1', 'A-2'] == principal.attrs.accounts`,
 	} {
 		p := compile(t, env, require(t), expr)
 		if holds, class := p.Eval(view, message(req, nil), nil); !holds {
 			t.Errorf("%s: holds=false class=%v", expr, class)
+		}
+		// A list that arrives unsorted and repeated is the same set.
+		unsorted := customer()
+		unsorted.Attrs["accounts"] = []string{"A-2", "A-1", "A-2"}
+		if holds, class := p.Eval(env.NewView(unsorted), message(req, nil), nil); !holds {
+			t.Errorf("%s over an unsorted list: holds=false class=%v", expr, class)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"testing"
 
+	"cel.dev/cel-go/common/types"
+
 	"github.com/garm-dev/garm/protoc-gen-garm/compile/instance"
 )
 
@@ -15,6 +17,9 @@ func TestOneProgramAndOneViewServeConcurrentCalls(t *testing.T) {
 	req, _, _ := messages(t)
 	p := compile(t, env, require(t), `'any-customer' in principal.compartments || request.account_id in principal.attrs.accounts`)
 	view := env.NewView(customer())
+	// A set builds CEL's list the first time a rule uses it as one: the
+	// first uses race here.
+	asList := compile(t, env, require(t), `principal.attrs.accounts.exists(a, a == request.account_id) && principal.attrs.accounts.size() == 2`)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)
@@ -31,6 +36,10 @@ func TestOneProgramAndOneViewServeConcurrentCalls(t *testing.T) {
 					t.Errorf("holds=%v class=%v, want %v", holds, class, want)
 					return
 				}
+				if holds, class := asList.Eval(view, r, nil); holds != want || class != instance.ClassNone {
+					t.Errorf("as a list: holds=%v class=%v, want %v", holds, class, want)
+					return
+				}
 			}
 		}()
 	}
@@ -45,4 +54,25 @@ func TestOneProgramAndOneViewServeConcurrentCalls(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestASetBuildsItsListOnceUnderConcurrentFirstUse uses a fresh set as a
+// list from several goroutines at once, outside CEL (whose pools would
+// order the goroutines); run under -race.
+func TestASetBuildsItsListOnceUnderConcurrentFirstUse(t *testing.T) {
+	t.Parallel()
+	for range 20 {
+		s := instance.NewSet([]string{"A-1", "A-2", "A-3"})
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if s.Get(types.Int(1)) != types.String("A-2") || s.Iterator() == nil {
+					t.Error("the set's list is not its sorted members")
+				}
+			}()
+		}
+		wg.Wait()
+	}
 }

@@ -293,28 +293,26 @@ func (r *Rules) Count() int {
 // declarations: built once per verified principal and generation (authn's
 // cache holds it beside the principal), and read-only.
 func (r *Rules) View(p *call.Principal) *celrule.View {
-	cp := celrule.Principal{
+	v := r.env.NewPrincipalView(celrule.Principal{
 		Subject:      p.Subject,
 		Tenant:       p.Tenant,
 		Clearance:    p.Clearance,
 		Compartments: p.CompartmentNames,
 		Delegated:    len(p.Act) > 0,
 		Agent:        p.Agent(),
-	}
-	if len(p.Attrs) > 0 {
-		cp.Attrs = make(map[string]any, len(p.Attrs))
-		for name, a := range p.Attrs {
-			switch a.Type {
-			case toolv1.Attribute_TYPE_STRING:
-				cp.Attrs[name] = a.String
-			case toolv1.Attribute_TYPE_INT:
-				cp.Attrs[name] = a.Int
-			case toolv1.Attribute_TYPE_BOOL:
-				cp.Attrs[name] = a.Bool
-			case toolv1.Attribute_TYPE_STRING_LIST:
-				cp.Attrs[name] = a.List
-			}
+	})
+	// Bound one by one, typed: no map of boxed values per token.
+	for name, a := range p.Attrs {
+		switch a.Type {
+		case toolv1.Attribute_TYPE_STRING:
+			v.BindString(name, a.String)
+		case toolv1.Attribute_TYPE_INT:
+			v.BindInt(name, a.Int)
+		case toolv1.Attribute_TYPE_BOOL:
+			v.BindBool(name, a.Bool)
+		case toolv1.Attribute_TYPE_STRING_LIST:
+			v.BindList(name, a.List)
 		}
 	}
-	return r.env.NewView(cp)
+	return v
 }
