@@ -11,7 +11,7 @@
 //	}
 //	h := garmtooltest.Start(t, svc)
 //	var out calcv1.DivideResponse
-//	err := h.Call(ctx, calcv1.CalculatorTools[1], &calcv1.DivideRequest{…}, &out,
+//	err := h.Call(ctx, calcv1.CalculatorTool("divide"), &calcv1.DivideRequest{…}, &out,
 //		garmtooltest.WithTenant("acme"))
 //
 // It tests the service exactly as it is served (same runtime, same server
