@@ -162,10 +162,10 @@ func checkIdentifiers(pkg *goPackage) error {
 	return nil
 }
 
-func handlerName(s *service) string   { return s.gen.GoName + "Handler" }
-func serveName(s *service) string     { return "Serve" + s.gen.GoName }
-func toolsName(s *service) string     { return s.gen.GoName + "Tools" }
-func toolsFuncName(s *service) string { return lowerFirst(s.gen.GoName) + "Tools" }
+func handlerName(s *service) string    { return s.gen.GoName + "Handler" }
+func serveName(s *service) string      { return "Serve" + s.gen.GoName }
+func toolsName(s *service) string      { return s.gen.GoName + "Tools" }
+func toolsFuncName(s *service) string  { return lowerFirst(s.gen.GoName) + "Tools" }
 func toolByNameName(s *service) string { return s.gen.GoName + "Tool" }
 
 func lowerFirst(s string) string {
