@@ -99,8 +99,9 @@ garm-approvals: ## Build the approvals service (garm-approvals) from this tree i
 # the nearest tag, commits since, the commit, and -dirty for uncommitted changes.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 # The link-time variables each command prints for `version` (garmd version,
-# garm catalogue version, garm-catalogue version).
-LDFLAGS := -X github.com/garm-dev/garm/daemon.version=$(VERSION) -X github.com/garm-dev/garm/catalogue-builder/cli.version=$(VERSION)
+# garm catalogue version, garm-catalogue version), and the checkout garm was
+# built from, which `garm new` points a scaffold's go.mod at (decision 0115).
+LDFLAGS := -X github.com/garm-dev/garm/daemon.version=$(VERSION) -X github.com/garm-dev/garm/catalogue-builder/cli.version=$(VERSION) -X main.sourceDir=$(CURDIR)
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 
@@ -143,6 +144,26 @@ cluster: nats-server garmd ## Run the same plane as a cluster on loopback (three
 .PHONY: build
 build: ## Build every package and command.
 	go build ./...
+
+# What make test needs beyond Go, one package per test that needs it:
+# the official TypeScript MCP clients, pinned by tests/mcp-ts/package-lock.json
+# (examples/devstack's TestTypeScriptMCPClients; needs Node.js with npm);
+# Debian's chromium (the approvals inbox's browser test), prometheus (promtool,
+# deploy/prometheus's rules check) and systemd (systemd-analyze,
+# deploy/systemd's units check). Each of those tests fails without its package.
+TEST_DEBS := chromium prometheus systemd
+
+.PHONY: test-deps
+test-deps: ## Install what make test needs beyond Go: npm ci of the TypeScript MCP clients and of the TypeScript conformance service (needs Node.js and npm), and Debian's chromium, prometheus and systemd with apt-get (sudo when not root).
+	@command -v npm >/dev/null || { echo "make test-deps: npm not found: install Node.js with npm first (Debian: apt-get install nodejs npm)" >&2; exit 1; }
+	npm ci --prefix tests/mcp-ts --no-audit --no-fund
+	@# conformance/toolservice's TestTheTypeScriptServicePassesTheWholeKit builds and runs it.
+	npm ci --prefix examples/conformance-ts --no-audit --no-fund
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/promtool ] || [ ! -x /usr/bin/systemd-analyze ]; then \
+		sudo=""; if [ "$$(id -u)" != 0 ]; then sudo=sudo; fi; \
+		echo "$$sudo apt-get install -y $(TEST_DEBS)"; \
+		$$sudo apt-get update && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y $(TEST_DEBS); \
+	fi
 
 .PHONY: test
 test: tools ## Run every test with the race detector, then the codec's and the instance rules' allocation tests without it, then the minter conformance suites.

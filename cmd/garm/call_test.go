@@ -50,7 +50,7 @@ func TestGarmTokenPrintsAJWTForAPersonaAndForAnAgentActingForIt(t *testing.T) {
 	manifest, _ := calculatorCatalogue(t)
 	p := startPlane(t, manifest)
 	jwt := regexp.MustCompile(`^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\n$`)
-	for _, args := range [][]string{{"token", "support"}, {"token", "support", "--as", "assistant"}} {
+	for _, args := range [][]string{{"token", "support"}, {"token", "support", "--agent", "assistant"}} {
 		code, out := garm(t, p, args...)
 		if code != exitOK || !jwt.MatchString(out) {
 			t.Errorf("%v: exit %d, %q", args, code, out)

@@ -36,12 +36,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	flags.StringVar(&o.Catalogue, "catalogue", "catalogue.yaml", "the catalogue: a catalogue.yaml `manifest` (built, and watched) or a built artifact")
 	flags.StringVar(&o.Personas, "personas", "personas.yaml", "the dev identity provider's persona `file`")
-	flags.StringVar(&o.NATSListen, "nats-listen", o.NATSListen, "the embedded NATS server's `address` (loopback)")
-	flags.StringVar(&o.IdPListen, "idp-listen", o.IdPListen, "the dev identity provider's `address` (loopback)")
-	flags.StringVar(&o.ApprovalsListen, "approvals-listen", o.ApprovalsListen, "the approvals service's inbox `address` (loopback)")
-	flags.StringVar(&o.Listen, "listen", o.Listen, "garmd's tool plane `address` (loopback)")
-	flags.StringVar(&o.AdminListen, "admin-listen", o.AdminListen, "garmd's admin `address` (loopback)")
-	flags.StringVar(&o.DevListen, "dev-listen", o.DevListen, "the dev endpoint's `address` (loopback): ledger rows by event id, for garm call")
+	applyPorts := devplane.ListenFlags(flags, &o)
 	flags.StringVar(&o.DataDir, "data", "", "keep JetStream's store in this `directory` across runs")
 	ledger := flags.Bool("ledger", true, "print each ledger row as it lands, with the code and detail of a refusal")
 	flags.BoolVar(&o.Verbose, "verbose", false, "log at info level")
@@ -52,6 +47,10 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if flags.NArg() > 0 {
 		fmt.Fprintf(stderr, "garm dev: unexpected arguments %q\n", flags.Args())
+		return exitUsage
+	}
+	if err := applyPorts(); err != nil {
+		fmt.Fprintln(stderr, "garm dev:", err)
 		return exitUsage
 	}
 	if *ledger {

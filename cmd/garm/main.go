@@ -26,10 +26,10 @@ type subcommand struct {
 
 func subcommands() []subcommand {
 	return []subcommand{
-		{"new", "toolservice NAME [--module PATH] [--dir DIR]", "scaffold a tool service: a Go module of its own", runNew},
+		{"new", newUsage(newFlagSet(new(newOptions))), "scaffold a tool service: a Go module of its own", runNew},
 		{"dev", "[--catalogue MANIFEST|ARTIFACT] [--personas FILE]", "run the whole plane on loopback on your catalogue", runDev},
 		{"call", "TOOL --as PERSONA ['{json}']", "call a tool through garmd; show the status, event id, answer and ledger row", runCall},
-		{"token", "PERSONA [--as AGENT]", "print a token from the dev identity provider", runToken},
+		{"token", "PERSONA [--agent AGENT]", "print a token from the dev identity provider", runToken},
 		{"idp", "--personas FILE", "run the dev identity provider alone", runIdP},
 		{"catalogue", "build|lint|inspect|diff|publish|nats-permissions|version", "build and check catalogue artifacts (garm-catalogue)", runCatalogue},
 		{"conformance", "toolservice --nats URL [--exec CMD]", "hold a tool service to the hop contract (docs/conformance.md)", runConformance},

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"text/template"
@@ -69,17 +68,30 @@ const scaffoldProtocGenGo = "v1.36.12-devel"
 // protocGenGoHeader is the line of a protoc-gen-go header naming its version.
 var protocGenGoHeader = regexp.MustCompile(`(?m)^// \tprotoc-gen-go v\S+$`)
 
-// runNew is `garm new toolservice NAME [--module PATH] [--dir DIR]`.
+// newOptions are garm new's flags.
+type newOptions struct {
+	module, dir, replace string
+}
+
+// newFlagSet is garm new's flag set; its usage line is built from it.
+func newFlagSet(opts *newOptions) *flag.FlagSet {
+	flags := flag.NewFlagSet("garm new toolservice", flag.ContinueOnError)
+	flags.StringVar(&opts.module, "module", "", "the Go module `path` (default: example.com/NAME)")
+	flags.StringVar(&opts.dir, "dir", "", "the `directory` to write, which must not exist or be empty (default: ./NAME)")
+	flags.StringVar(&opts.replace, "replace", "", "replace "+garmModule+" with this local `checkout` in go.mod (default: for a garm built from a checkout, that checkout; --replace= for none)")
+	return flags
+}
+
+// runNew is `garm new toolservice NAME [flags]`.
 func runNew(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var opts newOptions
+	flags := newFlagSet(&opts)
+	flags.SetOutput(stderr)
+	usage := "usage: garm new " + newUsage(flags)
 	if len(args) == 0 || args[0] != "toolservice" {
-		fmt.Fprintln(stderr, "usage: garm new toolservice NAME [--module PATH] [--dir DIR]")
+		fmt.Fprintln(stderr, usage)
 		return exitUsage
 	}
-	flags := flag.NewFlagSet("garm new toolservice", flag.ContinueOnError)
-	flags.SetOutput(stderr)
-	module := flags.String("module", "", "the Go module `path` (default: example.com/NAME)")
-	dir := flags.String("dir", "", "the `directory` to write, which must not exist or be empty (default: ./NAME)")
-	replace := flags.String("replace", "", "replace github.com/garm-dev/garm with this local `checkout` in go.mod (for working on garm itself)")
 	name, rest := leadingArg(args[1:])
 	if err := flags.Parse(rest); errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -89,25 +101,40 @@ func runNew(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if name == "" && flags.NArg() == 1 {
 		name = flags.Arg(0)
 	} else if flags.NArg() > 0 || name == "" {
-		fmt.Fprintln(stderr, "usage: garm new toolservice NAME [--module PATH] [--dir DIR]")
+		fmt.Fprintln(stderr, usage)
 		return exitUsage
 	}
-	s, err := newScaffold(name, *module, *replace)
+	replaceSet := false
+	flags.Visit(func(f *flag.Flag) { replaceSet = replaceSet || f.Name == "replace" })
+	_, release := releasedGarm()
+	defaulted := false
+	if !replaceSet && !release {
+		opts.replace, defaulted = builtFrom()
+	}
+	s, err := newScaffold(name, opts.module, opts.replace)
 	if err != nil {
 		fmt.Fprintln(stderr, "garm new:", err)
 		return exitUsage
 	}
-	if *dir == "" {
-		*dir = name
+	if opts.dir == "" {
+		opts.dir = name
 	}
-	if err := s.create(ctx, *dir, stderr); err != nil {
+	if err := s.create(ctx, opts.dir, stderr); err != nil {
 		fmt.Fprintln(stderr, "garm new:", err)
 		return exitFailed
 	}
-	if s.Replace == "" && s.GarmVersion == unreleasedGarm {
-		fmt.Fprintf(stderr, "garm new: this garm was built from a checkout, not a release: go.mod requires garm %s, which only a replace directive can satisfy; run garm new with --replace CHECKOUT, or add `replace github.com/garm-dev/garm => CHECKOUT` to go.mod\n", unreleasedGarm)
+	fmt.Fprintf(stdout, "wrote the tool service %s (module %s) to %s, its generated code in gen/.\n", s.Package, s.Module, opts.dir)
+	fixReplace := ""
+	switch {
+	case s.Replace != "" && defaulted:
+		fmt.Fprintf(stdout, "\ngo.mod replaces %s with %s, the checkout this garm was built from: the scaffold builds only where that path holds garm. Elsewhere, point the replace line at that machine's checkout (go mod edit -replace %s=CHECKOUT), or, once garm is released, drop it (go mod edit -dropreplace %s) and require the release.\n", garmModule, s.Replace, garmModule, garmModule)
+	case s.Replace != "":
+		fmt.Fprintf(stdout, "\ngo.mod replaces %s with %s: the scaffold builds only where that path holds garm.\n", garmModule, s.Replace)
+	case s.GarmVersion == unreleasedGarm:
+		fmt.Fprintf(stderr, "garm new: this garm is not a release, so go.mod requires %s %s, which only a replace directive can satisfy: go mod tidy fails until you run the first command below with your garm checkout's path (garm new writes it itself when garm was built by make install in a checkout that is still there)\n", garmModule, unreleasedGarm)
+		fixReplace = "  go mod edit -replace " + garmModule + "=/path/to/your/garm/checkout\n"
 	}
-	fmt.Fprintf(stdout, "wrote the tool service %s (module %s) to %s, its generated code in gen/. Next:\n\n  cd %s\n  go mod tidy\n  go test ./...\n  garm dev\n\nAfter editing the .proto, `go tool buf generate` regenerates gen/.\n", s.Package, s.Module, *dir, *dir)
+	fmt.Fprintf(stdout, "\nNext:\n\n  cd %s\n%s  go mod tidy\n  go test ./...\n  garm dev\n\nAfter editing the .proto, `go tool buf generate` regenerates gen/.\n", opts.dir, fixReplace)
 	return exitOK
 }
 
@@ -147,8 +174,8 @@ func newScaffold(name, module, replace string) (scaffold, error) {
 // the scaffold requires; a build from a checkout has none, and requires a
 // placeholder its replace directive stands for.
 func garmVersion(replace string) string {
-	if info, ok := debug.ReadBuildInfo(); ok && strings.HasPrefix(info.Main.Version, "v") && replace == "" {
-		return info.Main.Version
+	if v, ok := releasedGarm(); ok && replace == "" {
+		return v
 	}
 	return unreleasedGarm
 }

@@ -87,7 +87,7 @@ func TestTheAuthorsPathBuildsTestsAndCataloguesAFreshScaffold(t *testing.T) {
 	p := startPlaneOn(t, filepath.Join(dir, "catalogue.yaml"), filepath.Join(dir, "personas.yaml"), nil)
 	// Its quick-start: the service's command line, a token per persona,
 	// a call per tool.
-	mustContain(t, p.QuickStart(), "go run . --nats ", "garm token alice\n", "garm token bob\n", "garm token alice --as helper\n",
+	mustContain(t, p.QuickStart(), "go run . --nats ", "garm token alice\n", "garm token bob\n", "garm token alice --agent helper\n",
 		"garm call hr.v1.get_employee --as alice", "garm call hr.v1.update_title --as alice",
 		"export GARM_URL="+p.URLs().Garmd+" GARM_IDP="+p.URLs().IdP+" GARM_DEV="+p.URLs().Dev+"\n")
 	bin := filepath.Join(t.TempDir(), "hr")

@@ -23,15 +23,17 @@ const requestTimeout = 30 * time.Second
 var defaultIdP = "http://" + devplane.DefaultIdPListen
 
 // runToken prints a token for a persona, acting through an agent with
-// --as.
+// --agent. --as, which garm call reads as the persona, is kept here as a
+// deprecated alias of --agent that says so (decision 0116).
 func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("garm token", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	flags.Usage = func() {
-		fmt.Fprintln(stderr, "usage: garm token PERSONA [--as AGENT] [--idp URL]\n\nPrints a token from the dev identity provider. Flags:")
+		fmt.Fprintln(stderr, "usage: garm token PERSONA [--agent AGENT] [--idp URL]\n\nPrints a token from the dev identity provider. Flags:")
 		flags.PrintDefaults()
 	}
-	as := flags.String("as", "", "the `agent` acting for the persona (the token's act claim)")
+	agent := flags.String("agent", "", "the `agent` acting for the persona (the token's act claim)")
+	as := flags.String("as", "", "deprecated: use --agent (garm call's --as is the persona)")
 	idpURL := flags.String("idp", envOr("GARM_IDP", defaultIdP), "the dev identity provider's `URL` ($GARM_IDP)")
 	persona, rest := leadingArg(args)
 	if err := flags.Parse(rest); errors.Is(err, flag.ErrHelp) {
@@ -45,7 +47,15 @@ func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		flags.Usage()
 		return exitUsage
 	}
-	token, err := fetchToken(ctx, *idpURL, persona, *as)
+	if *as != "" {
+		fmt.Fprintln(stderr, "garm token: --as is deprecated here, where it names the agent, not the persona as in garm call; use --agent "+*as)
+		if *agent != "" && *agent != *as {
+			fmt.Fprintln(stderr, "garm token: --as and --agent name different agents")
+			return exitUsage
+		}
+		*agent = *as
+	}
+	token, err := fetchToken(ctx, *idpURL, persona, *agent)
 	if err != nil {
 		fmt.Fprintln(stderr, "garm token:", err)
 		return exitFailed
@@ -55,7 +65,7 @@ func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 // leadingArg splits off the first argument when it is not a flag, so that
-// `garm token alice --as bot` reads as `garm token --as bot alice`.
+// `garm token alice --agent bot` reads as `garm token --agent bot alice`.
 func leadingArg(args []string) (string, []string) {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		return args[0], args[1:]

@@ -39,7 +39,7 @@ Personas: {{.Users}}{{if .Agents}}; agents: {{.Agents}}{{end}}.
 {{if .Env}}# garm token and garm call look for the default addresses; in this shell, point them here:
 export {{.Env}}
 {{end -}}
-# A token per persona, with garm (an agent with --as) or curl:
+# A token per persona, with garm (an agent acting for it with --agent) or curl:
 {{range .Tokens}}garm token {{.}}
 {{end -}}
 TOKEN=$(curl -s '{{.URLs.IdP}}/token?user={{.First}}')
@@ -99,7 +99,7 @@ func GenericQuickStart(c *builder.Catalogue, personas *idp.Personas, urls URLs) 
 	}
 	for _, handle := range agents {
 		for _, user := range personas.Agents[handle].MayActFor {
-			q.Tokens = append(q.Tokens, user+" --as "+handle)
+			q.Tokens = append(q.Tokens, user+" --agent "+handle)
 		}
 	}
 	seen := map[string]bool{}

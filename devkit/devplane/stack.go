@@ -141,6 +141,7 @@ func (s *Plane) start(ctx context.Context, o Options) error {
 	if s.personas, err = idp.LoadPersonas(o.Personas); err != nil {
 		return fmt.Errorf("--personas: %w", err)
 	}
+	s.warnUndeclaredCompartments()
 
 	s.urls.NATSSeeds = filepath.Join(s.runDir, "bus")
 	if s.ids, err = newIdentities(s.catalogue.Artifact, s.urls.NATSSeeds); err != nil {
@@ -505,5 +506,17 @@ func await(ctx context.Context, what string, done <-chan error) error {
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("%s did not stop in time: %w", what, ctx.Err())
+	}
+}
+
+// warnUndeclaredCompartments logs each compartment the personas name that
+// the catalogue does not declare, with the declared name meant.
+func (s *Plane) warnUndeclaredCompartments() {
+	var declared []string
+	for _, d := range s.catalogue.Artifact.Catalogue.GetCompartments() {
+		declared = append(declared, d.GetName())
+	}
+	for _, problem := range s.personas.UndeclaredCompartments(declared) {
+		s.logger.Warn("personas: " + problem)
 	}
 }

@@ -67,6 +67,10 @@
 // with an unknown or repeated key; and any listen address that is not loopback, checked on the
 // address asked for and again on the address bound.
 //
+// A compartment a role names is not checked against a catalogue on load (the personas file
+// outlives catalogues); [Personas.UndeclaredCompartments] lists those a given catalogue does not
+// declare, with the declared name meant, and the dev plane logs them when it starts.
+//
 // Why it is shaped this way: the key is generated in [New] and lives only in memory, and the
 // default issuer ([DefaultIssuer]) is a name that never resolves, so a token from this IdP can
 // only be accepted by a garmd explicitly pointed at a running [Server]'s [Server.JWKSURL] — it

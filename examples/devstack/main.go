@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/garm-dev/garm/devkit/devplane"
 )
 
 // closeTimeout bounds the whole shutdown after SIGINT or SIGTERM; a second
@@ -68,13 +70,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (Options, error) {
 			"the bank and calculator tools, garmd) and prints a quick-start. Flags:")
 		flags.PrintDefaults()
 	}
-	flags.StringVar(&o.NATSListen, "nats-listen", o.NATSListen, "the embedded NATS server's `address` (loopback)")
-	flags.StringVar(&o.IdPListen, "idp-listen", o.IdPListen, "the dev identity provider's `address` (loopback)")
-	flags.StringVar(&o.ApprovalsListen, "approvals-listen", o.ApprovalsListen, "the approvals service's inbox `address` (loopback)")
-	flags.StringVar(&o.Listen, "listen", o.Listen, "garmd's tool plane `address` (loopback)")
-	flags.StringVar(&o.AdminListen, "admin-listen", o.AdminListen, "garmd's admin `address`: health, readiness, metrics (loopback)")
+	applyPorts := devplane.ListenFlags(flags, &o)
 	flags.StringVar(&o.DataDir, "data", "", "keep JetStream's store in this `directory` across runs (default: a temporary one, removed at exit)")
-	flags.StringVar(&o.DevListen, "dev-listen", o.DevListen, "the dev endpoint's `address` (loopback): ledger rows by event id, for garm call")
 	flags.StringVar(&o.Catalogue, "catalogue-manifest", "", "build the catalogue from this catalogue.yaml `file` (default: the bank's); the calculator is added")
 	flags.StringVar(&o.Personas, "personas", "", "the dev identity provider's persona `file` (default: the bank's)")
 	cluster := flags.Bool("cluster", false, "run a three-node NATS cluster with R3 state and two garmd replicas behind a round-robin front, each a process of its own (make cluster)")
@@ -88,6 +85,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (Options, error) {
 	}
 	if flags.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", flags.Args())
+	}
+	if err := applyPorts(); err != nil {
+		return o, err
 	}
 	if *ledger {
 		o.Ledger = stdout

@@ -133,8 +133,8 @@ claude mcp add --transport http garm {{.URLs.MCP}} --header "Authorization: Bear
 # mcp.json (Cursor, Claude Desktop and others; paste the token):
 #   {"mcpServers": {"garm": {"type": "http", "url": "{{.URLs.MCP}}",
 #     "headers": {"Authorization": "Bearer <MCP_TOKEN>"}}}}
-# MCP Inspector, from the command line:
-npx @modelcontextprotocol/inspector --cli {{.URLs.MCP}} --transport http \
+# MCP Inspector, from the command line (needs Node.js >= 22.19; an older Node gets an Inspector without --header):
+npx @modelcontextprotocol/inspector@2.12.0 --cli {{.URLs.MCP}} --transport http \
   --header "Authorization: Bearer $MCP_TOKEN" --method tools/list
 # Tokens last an hour; fetch a new one with the MCP_TOKEN line above.
 `))

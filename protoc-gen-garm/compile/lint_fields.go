@@ -90,7 +90,7 @@ func (w *fieldWalk) field(fd protoreflect.FieldDescriptor, path string, top bool
 	}
 	for _, c := range policy.GetCompartments() {
 		if !w.compartmentDeclared(c) {
-			w.once(fd, w.scope.severity(), "L7", path, "compartment %q is not declared in any file%s", c, w.scope.suffix())
+			w.once(fd, w.scope.severity(), "L7", path, "compartment %q is not declared in any file%s%s", c, w.compartmentHint(c), w.scope.suffix())
 		}
 	}
 	w.redaction(fd, policy, origin, path)

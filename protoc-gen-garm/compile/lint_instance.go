@@ -86,7 +86,7 @@ func (l *linter) ruleReads(t *Tool, r Rule, what string) {
 	minimum, held := t.Policy.GetMinClearance(), t.Policy.GetCompartments()
 	for _, c := range p.Compartments() {
 		if !l.compartmentDeclared(c) {
-			l.report(l.scope.severity(), "L43", path, "%s tests compartment %q, which is not declared in any file%s", what, c, l.scope.suffix())
+			l.report(l.scope.severity(), "L43", path, "%s tests compartment %q, which is not declared in any file%s%s", what, c, l.compartmentHint(c), l.scope.suffix())
 		}
 	}
 	if p.HoldsForEveryCaller(minimum) {

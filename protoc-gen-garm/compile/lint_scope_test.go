@@ -2,6 +2,7 @@ package compile_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/garm-dev/garm/protoc-gen-garm/compile"
@@ -163,6 +164,21 @@ message Res {
 		// without a policy.
 		"error: L1: once.v1.Svc.A(output).unpoliced: the field has no policy: declare (garm.tool.v1.field_policy) on it or (garm.tool.v1.default_field_policy) on once.v1.Res",
 	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+// A misspelt compartment is an error at catalogue build that names the
+// declared compartment meant, as the generator's warning does.
+func TestAMisspeltCompartmentIsAnErrorInACatalogueNamingTheClosestDeclared(t *testing.T) {
+	sources := map[string]string{
+		"tax/v1/tax.proto":           taxonomy,
+		"cards/v1/cards.proto":       strings.Replace(usesTaxonomy("cards.v1", `import "tax/v1/tax.proto";`), `"financial"`, `"finacial"`, 1),
+		"unfreeze/v1/unfreeze.proto": unfreeze,
+	}
+	got := lintScoped(t, compile.CatalogueScope, sources, "cards/v1/cards.proto", "unfreeze/v1/unfreeze.proto")
+	want := []string{`error: L7: cards.v1.Cards.Freeze: compartment "finacial" is not declared in any file (did you mean "financial"?)`}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %q\nwant %q", got, want)
 	}

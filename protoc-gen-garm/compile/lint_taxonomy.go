@@ -2,6 +2,8 @@ package compile
 
 import (
 	"regexp"
+
+	"github.com/garm-dev/garm/internal/didyoumean"
 )
 
 // declNamePattern is what a compartment or tool-set name must match (at most
@@ -75,6 +77,16 @@ func declaredNames(decls []Declared) map[string]bool {
 // compartmentUsed is L7 for one use of a compartment name at path.
 func (l *linter) compartmentUsed(path, what, name string) {
 	if !l.compartmentDeclared(name) {
-		l.report(l.scope.severity(), "L7", path, "%s %q is not declared in any file%s", what, name, l.scope.suffix())
+		l.report(l.scope.severity(), "L7", path, "%s %q is not declared in any file%s%s", what, name, l.compartmentHint(name), l.scope.suffix())
 	}
+}
+
+// compartmentHint names the declared compartment closest to an undeclared
+// name, "" when none is close.
+func (l *linter) compartmentHint(name string) string {
+	names := make([]string, 0, len(l.model.Compartments))
+	for _, d := range l.model.Compartments {
+		names = append(names, d.Name)
+	}
+	return didyoumean.Hint(name, names)
 }

@@ -19,7 +19,9 @@
 // must not be shutting down (else 503); the invocation's deadline must not
 // have passed (else 429, so a request that waited in a queue too long is shed
 // rather than served late); and the body must decode into the tool's request
-// with no field the contract does not declare (else 400). The handler gets
+// with no field the contract does not declare (else 400, the same static
+// message for every such request, and a warning in the service's log naming
+// the tool, the message it expects and why the body is not one). The handler gets
 // the invocation on its context (wire.InvocationFrom) and the deadline as the
 // context's. A toolbind.CodedError it returns, bare or wrapped, is published
 // with its code when that is a refusal code; anything else that is not a

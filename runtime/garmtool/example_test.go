@@ -48,12 +48,12 @@ func ExampleService_Run() {
 	}
 
 	var sum calcv1.AddResponse
-	err = garmtooltest.Call(ctx, nc, calcv1.CalculatorTools[0],
+	err = garmtooltest.Call(ctx, nc, calcv1.CalculatorTool("add"),
 		&calcv1.AddRequest{A: proto.Float64(40), B: proto.Float64(2.5)}, &sum)
 	fmt.Println(sum.GetSum(), err)
 
 	var quotient calcv1.DivideResponse
-	err = garmtooltest.Call(ctx, nc, calcv1.CalculatorTools[1],
+	err = garmtooltest.Call(ctx, nc, calcv1.CalculatorTool("divide"),
 		&calcv1.DivideRequest{Dividend: proto.Float64(1), Divisor: proto.Float64(0)}, &quotient)
 	var refusal *toolbind.CodedError
 	if errors.As(err, &refusal) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/garm-dev/garm/runtime/garmtool"
 	"github.com/garm-dev/garm/runtime/garmtooltest"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -164,4 +166,30 @@ func TestNonPositiveOptionsMeanTheDefaults(t *testing.T) {
 		}
 	}
 	t.Fatal("no startup line")
+}
+
+// The caller of a request that does not match the contract sees one static
+// message; the tool author's log says which tool, what it expects and why.
+func TestARequestThatDoesNotMatchTheContractIsLoggedWithTheToolAndWhy(t *testing.T) {
+	var logs logLines
+	h := serve(t, echoing, garmtool.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	unknownField := protowire.AppendVarint(protowire.AppendTag(body(t, "hi"), 99, protowire.VarintType), 1)
+	wantAnswer(t, request(t, h, validHeader(t), unknownField), "400", "request does not match the contract this service implements")
+	if err := h.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, r := range logs.records(t) {
+		if r["msg"] != "garmtool: a request does not match the contract" {
+			continue
+		}
+		found = true
+		if r["level"] != "WARN" || r["tool"] != echo.FQN || r["want"] != "google.protobuf.StringValue" ||
+			!strings.Contains(fmt.Sprint(r["cause"]), "fields the contract does not declare") {
+			t.Errorf("the warning does not say which tool and why: %v", r)
+		}
+	}
+	if !found {
+		t.Errorf("no warning for a request that does not match the contract:\n%v", logs.records(t))
+	}
 }

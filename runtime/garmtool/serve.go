@@ -80,6 +80,10 @@ func (srv *server) answer(ctx context.Context, ep *endpoint, req micro.Request, 
 		return codeInternal
 	}
 	if err := unmarshalRequest(req.Data(), in); err != nil {
+		// The caller sees the static message; the author's log says which
+		// tool, what it expects and why the request is not that.
+		srv.log.Warn("garmtool: a request does not match the contract", "tool", ep.ref.FQN, "call_id", inv.GetCallId(),
+			"want", string(in.ProtoReflect().Descriptor().FullName()), "cause", err.Error())
 		srv.answerError(req, ep, inv, toolbind.CodeBadRequest, msgContractMismatch, err)
 		return toolbind.CodeBadRequest
 	}

@@ -108,8 +108,9 @@ func newCallID() string {
 // (DefaultTimeout when ctx has no deadline).
 //
 // The answer is unmarshalled into resp. An error answer — the tool's refusal
-// or the runtime's — is returned as a *toolbind.CodedError with its code and
-// message; anything else that goes wrong (no responders, a timeout, an
+// or the runtime's — is returned as an error naming the tool and the
+// request's type and wrapping a *toolbind.CodedError with its code and
+// message (find it with errors.As); anything else that goes wrong (no responders, a timeout, an
 // answer that does not unmarshal) is another error.
 func Call(ctx context.Context, nc *nats.Conn, ref toolbind.ToolRef, req, resp proto.Message, opts ...CallOption) error {
 	if nc == nil || req == nil || resp == nil {
@@ -140,7 +141,12 @@ func Call(ctx context.Context, nc *nats.Conn, ref toolbind.ToolRef, req, resp pr
 	if err != nil {
 		return fmt.Errorf("garmtooltest: calling %s: %w", ref.FQN, err)
 	}
-	return Answer(reply, resp)
+	if err := Answer(reply, resp); err != nil {
+		// Which tool refused which request: a test that picked the wrong
+		// tool reads it here, and the service's log says why.
+		return fmt.Errorf("garmtooltest: %s answered a %s with: %w", ref.FQN, req.ProtoReflect().Descriptor().FullName(), err)
+	}
+	return nil
 }
 
 // Answer reads a tool's answer: an error answer becomes a

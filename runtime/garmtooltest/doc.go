@@ -2,8 +2,8 @@
 // an embedded NATS server on a random loopback port, runs the
 // garmtool.Service under test on it, and calls tools the way garmd does —
 // binary request, Garm-Invocation header with an invocation context the test
-// can shape — returning the response or the coded refusal as a
-// *toolbind.CodedError.
+// can shape — returning the response or the coded refusal as an error that
+// names the tool and the request's type and wraps a *toolbind.CodedError.
 //
 //	svc := garmtool.New("calc", "0.1.0")
 //	if err := calcv1.ServeCalculator(svc, calculator.Calculator{}); err != nil {
@@ -11,7 +11,7 @@
 //	}
 //	h := garmtooltest.Start(t, svc)
 //	var out calcv1.DivideResponse
-//	err := h.Call(ctx, calcv1.CalculatorTools[1], &calcv1.DivideRequest{…}, &out,
+//	err := h.Call(ctx, calcv1.CalculatorTool("divide"), &calcv1.DivideRequest{…}, &out,
 //		garmtooltest.WithTenant("acme"))
 //
 // It tests the service exactly as it is served (same runtime, same server

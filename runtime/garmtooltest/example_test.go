@@ -30,11 +30,11 @@ func ExampleNew() {
 	ctx := context.Background()
 
 	var summary calcv1.SummarizeResponse
-	err = h.Call(ctx, calcv1.CalculatorTools[2], &calcv1.SummarizeRequest{Values: []float64{3, 1, 4, 1, 5}}, &summary,
+	err = h.Call(ctx, calcv1.CalculatorTool("summarize"), &calcv1.SummarizeRequest{Values: []float64{3, 1, 4, 1, 5}}, &summary,
 		garmtooltest.WithTenant("acme"))
 	fmt.Println(summary.GetCount(), summary.GetMean(), summary.GetMedian(), summary.GetMin(), summary.GetMax(), err)
 
-	err = h.Call(ctx, calcv1.CalculatorTools[1],
+	err = h.Call(ctx, calcv1.CalculatorTool("divide"),
 		&calcv1.DivideRequest{Dividend: proto.Float64(1), Divisor: proto.Float64(0)}, new(calcv1.DivideResponse))
 	var refusal *toolbind.CodedError
 	if errors.As(err, &refusal) {

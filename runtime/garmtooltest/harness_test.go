@@ -177,3 +177,19 @@ type fakeT struct {
 
 func (f *fakeT) Helper()               {}
 func (f *fakeT) Fatalf(string, ...any) { f.failed = true }
+
+// A test that sends a tool another tool's request reads which tool refused
+// which request, and still finds the refusal with errors.As.
+func TestARefusalNamesTheToolAndTheRequestSent(t *testing.T) {
+	t.Parallel()
+	h := start(t, func(_ context.Context, req proto.Message) (proto.Message, error) { return req, nil })
+	var out wrapperspb.StringValue
+	err := h.Call(testContext(t, 10*time.Second), echo, wrapperspb.Int64(7), &out)
+	var coded *toolbind.CodedError
+	if !errors.As(err, &coded) || coded.Code != "400" {
+		t.Fatalf("got %v, want a 400 refusal", err)
+	}
+	if !strings.Contains(err.Error(), "test.v1.echo answered a google.protobuf.Int64Value with: request does not match the contract") {
+		t.Errorf("the error does not name the tool and the request sent: %v", err)
+	}
+}

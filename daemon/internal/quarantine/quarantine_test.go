@@ -173,7 +173,8 @@ func TestAServiceAdvertisingAnotherHashQuarantinesItsPackageWithTheReason(t *tes
 	if !ok {
 		t.Fatal("calc.v1 is not quarantined")
 	}
-	for _, want := range []string{"package calc.v1", "calc_v1_Calculator", "advertises descriptor hash " + otherHash, "the catalogue's is " + calcv1.DescriptorHash} {
+	for _, want := range []string{"package calc.v1", "calc_v1_Calculator", "advertises descriptor hash " + otherHash, "the catalogue's is " + calcv1.DescriptorHash,
+		"regenerate the service's code", "rebuild the catalogue", "restart the service"} {
 		if !strings.Contains(reason, want) {
 			t.Errorf("reason %q does not say %q", reason, want)
 		}
@@ -184,8 +185,9 @@ func TestAServiceAdvertisingAnotherHashQuarantinesItsPackageWithTheReason(t *tes
 	if _, ok := v.Quarantined("other.v1"); ok {
 		t.Error("a package nobody mismatched is quarantined")
 	}
-	if l := logs.String(); !strings.Contains(l, "level=WARN") || !strings.Contains(l, "package=calc.v1") || !strings.Contains(l, "advertised_hash="+otherHash) {
-		t.Errorf("no warning naming the package and hashes:\n%s", l)
+	if l := logs.String(); !strings.Contains(l, "level=WARN") || !strings.Contains(l, "package=calc.v1") || !strings.Contains(l, "advertised_hash="+otherHash) ||
+		!strings.Contains(l, "go tool buf generate") || !strings.Contains(l, "restart the service") {
+		t.Errorf("no warning naming the package and hashes and what to run:\n%s", l)
 	}
 }
 
@@ -195,7 +197,7 @@ func TestAServiceAdvertisingNoHashQuarantinesItsPackage(t *testing.T) {
 	serveWithoutIdentity(t, srv.URL())
 	v := sweep(t, newReconciler(t, srv.URL(), nil), g)
 	reason, ok := v.Quarantined("calc.v1")
-	if !ok || !strings.Contains(reason, "advertises no descriptor hash") {
+	if !ok || !strings.Contains(reason, "advertises no descriptor hash") || !strings.Contains(reason, "runtime/garmtool") {
 		t.Fatalf("quarantined %v, reason %q", ok, reason)
 	}
 }

@@ -224,7 +224,7 @@ func (r *Reconciler) logChanges(prev, next *Verdicts) {
 		}
 		r.o.Logger.Warn("garmd: quarantined a package: a running tool service does not implement the catalogue's contract; its tools answer 503",
 			"package", pkg, "expected_hash", v.Expected, "advertised_hash", v.Advertised,
-			"service", v.Service, "instance", v.Instance)
+			"service", v.Service, "instance", v.Instance, "fix", v.Remedy())
 	}
 	for _, pkg := range prev.Packages() {
 		if _, ok := next.byPackage[pkg]; ok {

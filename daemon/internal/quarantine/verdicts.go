@@ -21,15 +21,29 @@ type Verdict struct {
 	Service, Instance string
 }
 
-// Reason is the verdict as one sentence for the ledger's error_detail and
-// the operator; it names hashes and services, never a caller.
+// Reason is the verdict for the ledger's error_detail and the operator:
+// what differs (the package, the catalogue's hash and the one advertised)
+// and what to run (Remedy). It names hashes and services, never a caller.
 func (v Verdict) Reason() string {
 	advertised := "advertises descriptor hash " + v.Advertised
 	if v.Advertised == "" {
 		advertised = "advertises no descriptor hash"
 	}
-	return fmt.Sprintf("package %s: service %s (instance %s) %s; the catalogue's is %s",
-		v.Package, v.Service, v.Instance, advertised, v.Expected)
+	return fmt.Sprintf("package %s: service %s (instance %s) %s; the catalogue's is %s. To fix: %s",
+		v.Package, v.Service, v.Instance, advertised, v.Expected, v.Remedy())
+}
+
+// Remedy is what ends the quarantine. A differing hash is almost always a
+// .proto edited after one side was built: the service's generated code and
+// the catalogue were compiled from different versions of it.
+func (v Verdict) Remedy() string {
+	if v.Advertised == "" {
+		return "serve the package through runtime/garmtool with its generated bindings (Serve<Service>), which advertise the bindings' DescriptorHash, and restart the service"
+	}
+	return "the service and the catalogue were built from different versions of the package's .proto; " +
+		"regenerate the service's code from the .proto the catalogue should serve (go tool buf generate, or make generate), " +
+		"rebuild the catalogue from the same .proto (garm catalogue build; garm dev rebuilds it when the .proto is saved), " +
+		"and restart the service so that it advertises the new hash"
 }
 
 // Verdicts is one round's outcome: the quarantined packages and why. It is

@@ -109,7 +109,7 @@ func groupByGoPackage(files []*protogen.File, model *compile.Model) ([]*goPackag
 func generatedNames(pkg *goPackage) []string {
 	names := []string{"ContractVersion", "DescriptorHash"}
 	for _, s := range pkg.services {
-		names = append(names, handlerName(s), serveName(s), toolsName(s), toolsFuncName(s))
+		names = append(names, handlerName(s), serveName(s), toolsName(s), toolsFuncName(s), toolByNameName(s))
 	}
 	return names
 }
@@ -162,10 +162,11 @@ func checkIdentifiers(pkg *goPackage) error {
 	return nil
 }
 
-func handlerName(s *service) string   { return s.gen.GoName + "Handler" }
-func serveName(s *service) string     { return "Serve" + s.gen.GoName }
-func toolsName(s *service) string     { return s.gen.GoName + "Tools" }
-func toolsFuncName(s *service) string { return lowerFirst(s.gen.GoName) + "Tools" }
+func handlerName(s *service) string    { return s.gen.GoName + "Handler" }
+func serveName(s *service) string      { return "Serve" + s.gen.GoName }
+func toolsName(s *service) string      { return s.gen.GoName + "Tools" }
+func toolsFuncName(s *service) string  { return lowerFirst(s.gen.GoName) + "Tools" }
+func toolByNameName(s *service) string { return s.gen.GoName + "Tool" }
 
 func lowerFirst(s string) string {
 	if s == "" {
@@ -193,6 +194,7 @@ func generateFile(g *protogen.GeneratedFile, pkg *goPackage, params Params) {
 	for _, s := range pkg.services {
 		generateHandler(g, s)
 		generateToolRefs(g, s)
+		generateToolByName(g, s)
 		generateServe(g, s)
 	}
 }
@@ -268,6 +270,32 @@ func generateToolRefs(g *protogen.GeneratedFile, s *service) {
 		g.P("},")
 	}
 	g.P("}")
+	g.P("}")
+	g.P()
+}
+
+// generateToolByName writes <Service>Tool, which names a tool by its short
+// name or FQN, so that a test or a client does not pick tools by their
+// position in <Service>Tools, which adding a tool shifts.
+func generateToolByName(g *protogen.GeneratedFile, s *service) {
+	names := make([]string, len(s.model.Tools))
+	for i, t := range s.model.Tools {
+		names[i] = t.Name
+	}
+	example := s.model.Tools[0]
+	g.P("// ", toolByNameName(s), " is the tool of ", s.gen.Desc.FullName(), " named name, by its short name")
+	g.P("// (", quote(example.Name), ") or its FQN (", quote(example.FQN), "). It panics, naming the tools")
+	g.P("// there are, when there is none of that name: the name is the caller's constant, as")
+	g.P("// regexp.MustCompile's pattern is.")
+	g.P("func ", toolByNameName(s), "(name string) ", toolbindPackage.Ident("ToolRef"), " {")
+	g.P("tools := ", toolsFuncName(s), "()")
+	g.P("switch name {")
+	for i, t := range s.model.Tools {
+		g.P("case ", quote(t.Name), ", ", quote(t.FQN), ":")
+		g.P("return tools[", i, "]")
+	}
+	g.P("}")
+	g.P("panic(", fmtPackage.Ident("Sprintf"), "(", quote(toolByNameName(s)+"(%q): "+string(s.gen.Desc.FullName())+" has no tool of that name; its tools are "+strings.Join(names, ", ")), ", name))")
 	g.P("}")
 	g.P()
 }

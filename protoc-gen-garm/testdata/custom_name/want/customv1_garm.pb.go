@@ -49,6 +49,19 @@ func weatherServiceTools() []toolbind.ToolRef {
 	}
 }
 
+// WeatherServiceTool is the tool of custom.v1.WeatherService named name, by its short name
+// ("weather_now") or its FQN ("custom.v1.weather_now"). It panics, naming the tools
+// there are, when there is none of that name: the name is the caller's constant, as
+// regexp.MustCompile's pattern is.
+func WeatherServiceTool(name string) toolbind.ToolRef {
+	tools := weatherServiceTools()
+	switch name {
+	case "weather_now", "custom.v1.weather_now":
+		return tools[0]
+	}
+	panic(fmt.Sprintf("WeatherServiceTool(%q): custom.v1.WeatherService has no tool of that name; its tools are weather_now", name))
+}
+
 // ServeWeatherService registers every tool of custom.v1.WeatherService on r, served by h.
 func ServeWeatherService(r toolbind.Registrar, h WeatherServiceHandler) error {
 	if r == nil || h == nil {

@@ -49,6 +49,19 @@ func documentsServiceTools() []toolbind.ToolRef {
 	}
 }
 
+// DocumentsServiceTool is the tool of exclude.v1.DocumentsService named name, by its short name
+// ("get_document") or its FQN ("exclude.v1.get_document"). It panics, naming the tools
+// there are, when there is none of that name: the name is the caller's constant, as
+// regexp.MustCompile's pattern is.
+func DocumentsServiceTool(name string) toolbind.ToolRef {
+	tools := documentsServiceTools()
+	switch name {
+	case "get_document", "exclude.v1.get_document":
+		return tools[0]
+	}
+	panic(fmt.Sprintf("DocumentsServiceTool(%q): exclude.v1.DocumentsService has no tool of that name; its tools are get_document", name))
+}
+
 // ServeDocumentsService registers every tool of exclude.v1.DocumentsService on r, served by h.
 func ServeDocumentsService(r toolbind.Registrar, h DocumentsServiceHandler) error {
 	if r == nil || h == nil {

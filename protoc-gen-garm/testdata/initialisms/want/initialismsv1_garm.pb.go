@@ -73,6 +73,23 @@ func webServiceTools() []toolbind.ToolRef {
 	}
 }
 
+// WebServiceTool is the tool of initialisms.v1.WebService named name, by its short name
+// ("get_http_status") or its FQN ("initialisms.v1.get_http_status"). It panics, naming the tools
+// there are, when there is none of that name: the name is the caller's constant, as
+// regexp.MustCompile's pattern is.
+func WebServiceTool(name string) toolbind.ToolRef {
+	tools := webServiceTools()
+	switch name {
+	case "get_http_status", "initialisms.v1.get_http_status":
+		return tools[0]
+	case "list_v2_items", "initialisms.v1.list_v2_items":
+		return tools[1]
+	case "resolve_dns_name", "initialisms.v1.resolve_dns_name":
+		return tools[2]
+	}
+	panic(fmt.Sprintf("WebServiceTool(%q): initialisms.v1.WebService has no tool of that name; its tools are get_http_status, list_v2_items, resolve_dns_name", name))
+}
+
 // ServeWebService registers every tool of initialisms.v1.WebService on r, served by h.
 func ServeWebService(r toolbind.Registrar, h WebServiceHandler) error {
 	if r == nil || h == nil {

@@ -49,6 +49,19 @@ func bankTools() []toolbind.ToolRef {
 	}
 }
 
+// BankTool is the tool of rules.v1.Bank named name, by its short name
+// ("get_balance") or its FQN ("rules.v1.get_balance"). It panics, naming the tools
+// there are, when there is none of that name: the name is the caller's constant, as
+// regexp.MustCompile's pattern is.
+func BankTool(name string) toolbind.ToolRef {
+	tools := bankTools()
+	switch name {
+	case "get_balance", "rules.v1.get_balance":
+		return tools[0]
+	}
+	panic(fmt.Sprintf("BankTool(%q): rules.v1.Bank has no tool of that name; its tools are get_balance", name))
+}
+
 // ServeBank registers every tool of rules.v1.Bank on r, served by h.
 func ServeBank(r toolbind.Registrar, h BankHandler) error {
 	if r == nil || h == nil {

@@ -49,6 +49,19 @@ func oracleTools() []toolbind.ToolRef {
 	}
 }
 
+// OracleTool is the tool of l10.v1.Oracle named name, by its short name
+// ("ask") or its FQN ("l10.v1.ask"). It panics, naming the tools
+// there are, when there is none of that name: the name is the caller's constant, as
+// regexp.MustCompile's pattern is.
+func OracleTool(name string) toolbind.ToolRef {
+	tools := oracleTools()
+	switch name {
+	case "ask", "l10.v1.ask":
+		return tools[0]
+	}
+	panic(fmt.Sprintf("OracleTool(%q): l10.v1.Oracle has no tool of that name; its tools are ask", name))
+}
+
 // ServeOracle registers every tool of l10.v1.Oracle on r, served by h.
 func ServeOracle(r toolbind.Registrar, h OracleHandler) error {
 	if r == nil || h == nil {

@@ -49,6 +49,19 @@ func oracleTools() []toolbind.ToolRef {
 	}
 }
 
+// OracleTool is the tool of l12_elsewhere.v1.Oracle named name, by its short name
+// ("freeze") or its FQN ("l12_elsewhere.v1.freeze"). It panics, naming the tools
+// there are, when there is none of that name: the name is the caller's constant, as
+// regexp.MustCompile's pattern is.
+func OracleTool(name string) toolbind.ToolRef {
+	tools := oracleTools()
+	switch name {
+	case "freeze", "l12_elsewhere.v1.freeze":
+		return tools[0]
+	}
+	panic(fmt.Sprintf("OracleTool(%q): l12_elsewhere.v1.Oracle has no tool of that name; its tools are freeze", name))
+}
+
 // ServeOracle registers every tool of l12_elsewhere.v1.Oracle on r, served by h.
 func ServeOracle(r toolbind.Registrar, h OracleHandler) error {
 	if r == nil || h == nil {

@@ -62,6 +62,21 @@ func oracleTools() []toolbind.ToolRef {
 	}
 }
 
+// OracleTool is the tool of l7_undeclared.v1.Oracle named name, by its short name
+// ("ask") or its FQN ("l7_undeclared.v1.ask"). It panics, naming the tools
+// there are, when there is none of that name: the name is the caller's constant, as
+// regexp.MustCompile's pattern is.
+func OracleTool(name string) toolbind.ToolRef {
+	tools := oracleTools()
+	switch name {
+	case "ask", "l7_undeclared.v1.ask":
+		return tools[0]
+	case "settle", "l7_undeclared.v1.settle":
+		return tools[1]
+	}
+	panic(fmt.Sprintf("OracleTool(%q): l7_undeclared.v1.Oracle has no tool of that name; its tools are ask, settle", name))
+}
+
 // ServeOracle registers every tool of l7_undeclared.v1.Oracle on r, served by h.
 func ServeOracle(r toolbind.Registrar, h OracleHandler) error {
 	if r == nil || h == nil {

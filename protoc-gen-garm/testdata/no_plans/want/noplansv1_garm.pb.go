@@ -49,6 +49,19 @@ func echoServiceTools() []toolbind.ToolRef {
 	}
 }
 
+// EchoServiceTool is the tool of noplans.v1.EchoService named name, by its short name
+// ("echo") or its FQN ("noplans.v1.echo"). It panics, naming the tools
+// there are, when there is none of that name: the name is the caller's constant, as
+// regexp.MustCompile's pattern is.
+func EchoServiceTool(name string) toolbind.ToolRef {
+	tools := echoServiceTools()
+	switch name {
+	case "echo", "noplans.v1.echo":
+		return tools[0]
+	}
+	panic(fmt.Sprintf("EchoServiceTool(%q): noplans.v1.EchoService has no tool of that name; its tools are echo", name))
+}
+
 // ServeEchoService registers every tool of noplans.v1.EchoService on r, served by h.
 func ServeEchoService(r toolbind.Registrar, h EchoServiceHandler) error {
 	if r == nil || h == nil {

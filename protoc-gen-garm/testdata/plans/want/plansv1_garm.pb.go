@@ -61,6 +61,21 @@ func recordsTools() []toolbind.ToolRef {
 	}
 }
 
+// RecordsTool is the tool of plans.v1.Records named name, by its short name
+// ("get_customer") or its FQN ("plans.v1.get_customer"). It panics, naming the tools
+// there are, when there is none of that name: the name is the caller's constant, as
+// regexp.MustCompile's pattern is.
+func RecordsTool(name string) toolbind.ToolRef {
+	tools := recordsTools()
+	switch name {
+	case "get_customer", "plans.v1.get_customer":
+		return tools[0]
+	case "update_note", "plans.v1.update_note":
+		return tools[1]
+	}
+	panic(fmt.Sprintf("RecordsTool(%q): plans.v1.Records has no tool of that name; its tools are get_customer, update_note", name))
+}
+
 // ServeRecords registers every tool of plans.v1.Records on r, served by h.
 func ServeRecords(r toolbind.Registrar, h RecordsHandler) error {
 	if r == nil || h == nil {

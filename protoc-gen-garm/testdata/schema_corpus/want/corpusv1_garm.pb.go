@@ -73,6 +73,23 @@ func corpusServiceTools() []toolbind.ToolRef {
 	}
 }
 
+// CorpusServiceTool is the tool of corpus.v1.CorpusService named name, by its short name
+// ("shapes") or its FQN ("corpus.v1.shapes"). It panics, naming the tools
+// there are, when there is none of that name: the name is the caller's constant, as
+// regexp.MustCompile's pattern is.
+func CorpusServiceTool(name string) toolbind.ToolRef {
+	tools := corpusServiceTools()
+	switch name {
+	case "shapes", "corpus.v1.shapes":
+		return tools[0]
+	case "validated", "corpus.v1.validated":
+		return tools[1]
+	case "well_known", "corpus.v1.well_known":
+		return tools[2]
+	}
+	panic(fmt.Sprintf("CorpusServiceTool(%q): corpus.v1.CorpusService has no tool of that name; its tools are shapes, validated, well_known", name))
+}
+
 // ServeCorpusService registers every tool of corpus.v1.CorpusService on r, served by h.
 func ServeCorpusService(r toolbind.Registrar, h CorpusServiceHandler) error {
 	if r == nil || h == nil {

@@ -63,6 +63,21 @@ func accountsServiceTools() []toolbind.ToolRef {
 	}
 }
 
+// AccountsServiceTool is the tool of several.v1.AccountsService named name, by its short name
+// ("get_balance") or its FQN ("several.v1.get_balance"). It panics, naming the tools
+// there are, when there is none of that name: the name is the caller's constant, as
+// regexp.MustCompile's pattern is.
+func AccountsServiceTool(name string) toolbind.ToolRef {
+	tools := accountsServiceTools()
+	switch name {
+	case "get_balance", "several.v1.get_balance":
+		return tools[0]
+	case "ping", "several.v1.ping":
+		return tools[1]
+	}
+	panic(fmt.Sprintf("AccountsServiceTool(%q): several.v1.AccountsService has no tool of that name; its tools are get_balance, ping", name))
+}
+
 // ServeAccountsService registers every tool of several.v1.AccountsService on r, served by h.
 func ServeAccountsService(r toolbind.Registrar, h AccountsServiceHandler) error {
 	if r == nil || h == nil {
@@ -131,6 +146,19 @@ func transfersServiceTools() []toolbind.ToolRef {
 			DescriptorHash:  DescriptorHash,
 		},
 	}
+}
+
+// TransfersServiceTool is the tool of several.v1.TransfersService named name, by its short name
+// ("transfer") or its FQN ("several.v1.transfer"). It panics, naming the tools
+// there are, when there is none of that name: the name is the caller's constant, as
+// regexp.MustCompile's pattern is.
+func TransfersServiceTool(name string) toolbind.ToolRef {
+	tools := transfersServiceTools()
+	switch name {
+	case "transfer", "several.v1.transfer":
+		return tools[0]
+	}
+	panic(fmt.Sprintf("TransfersServiceTool(%q): several.v1.TransfersService has no tool of that name; its tools are transfer", name))
 }
 
 // ServeTransfersService registers every tool of several.v1.TransfersService on r, served by h.

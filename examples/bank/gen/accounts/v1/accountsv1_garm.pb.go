@@ -62,6 +62,21 @@ func accountsServiceTools() []toolbind.ToolRef {
 	}
 }
 
+// AccountsServiceTool is the tool of accounts.v1.AccountsService named name, by its short name
+// ("get_balance") or its FQN ("accounts.v1.get_balance"). It panics, naming the tools
+// there are, when there is none of that name: the name is the caller's constant, as
+// regexp.MustCompile's pattern is.
+func AccountsServiceTool(name string) toolbind.ToolRef {
+	tools := accountsServiceTools()
+	switch name {
+	case "get_balance", "accounts.v1.get_balance":
+		return tools[0]
+	case "get_customer", "accounts.v1.get_customer":
+		return tools[1]
+	}
+	panic(fmt.Sprintf("AccountsServiceTool(%q): accounts.v1.AccountsService has no tool of that name; its tools are get_balance, get_customer", name))
+}
+
 // ServeAccountsService registers every tool of accounts.v1.AccountsService on r, served by h.
 func ServeAccountsService(r toolbind.Registrar, h AccountsServiceHandler) error {
 	if r == nil || h == nil {

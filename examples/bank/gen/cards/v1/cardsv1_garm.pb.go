@@ -73,6 +73,23 @@ func cardsServiceTools() []toolbind.ToolRef {
 	}
 }
 
+// CardsServiceTool is the tool of cards.v1.CardsService named name, by its short name
+// ("list_cards") or its FQN ("cards.v1.list_cards"). It panics, naming the tools
+// there are, when there is none of that name: the name is the caller's constant, as
+// regexp.MustCompile's pattern is.
+func CardsServiceTool(name string) toolbind.ToolRef {
+	tools := cardsServiceTools()
+	switch name {
+	case "list_cards", "cards.v1.list_cards":
+		return tools[0]
+	case "freeze_card", "cards.v1.freeze_card":
+		return tools[1]
+	case "unfreeze_card", "cards.v1.unfreeze_card":
+		return tools[2]
+	}
+	panic(fmt.Sprintf("CardsServiceTool(%q): cards.v1.CardsService has no tool of that name; its tools are list_cards, freeze_card, unfreeze_card", name))
+}
+
 // ServeCardsService registers every tool of cards.v1.CardsService on r, served by h.
 func ServeCardsService(r toolbind.Registrar, h CardsServiceHandler) error {
 	if r == nil || h == nil {

@@ -61,6 +61,21 @@ func paymentsServiceTools() []toolbind.ToolRef {
 	}
 }
 
+// PaymentsServiceTool is the tool of payments.v1.PaymentsService named name, by its short name
+// ("initiate_payment") or its FQN ("payments.v1.initiate_payment"). It panics, naming the tools
+// there are, when there is none of that name: the name is the caller's constant, as
+// regexp.MustCompile's pattern is.
+func PaymentsServiceTool(name string) toolbind.ToolRef {
+	tools := paymentsServiceTools()
+	switch name {
+	case "initiate_payment", "payments.v1.initiate_payment":
+		return tools[0]
+	case "get_payment_status", "payments.v1.get_payment_status":
+		return tools[1]
+	}
+	panic(fmt.Sprintf("PaymentsServiceTool(%q): payments.v1.PaymentsService has no tool of that name; its tools are initiate_payment, get_payment_status", name))
+}
+
 // ServePaymentsService registers every tool of payments.v1.PaymentsService on r, served by h.
 func ServePaymentsService(r toolbind.Registrar, h PaymentsServiceHandler) error {
 	if r == nil || h == nil {

@@ -73,6 +73,23 @@ func calculatorTools() []toolbind.ToolRef {
 	}
 }
 
+// CalculatorTool is the tool of calc.v1.Calculator named name, by its short name
+// ("add") or its FQN ("calc.v1.add"). It panics, naming the tools
+// there are, when there is none of that name: the name is the caller's constant, as
+// regexp.MustCompile's pattern is.
+func CalculatorTool(name string) toolbind.ToolRef {
+	tools := calculatorTools()
+	switch name {
+	case "add", "calc.v1.add":
+		return tools[0]
+	case "divide", "calc.v1.divide":
+		return tools[1]
+	case "summarize", "calc.v1.summarize":
+		return tools[2]
+	}
+	panic(fmt.Sprintf("CalculatorTool(%q): calc.v1.Calculator has no tool of that name; its tools are add, divide, summarize", name))
+}
+
 // ServeCalculator registers every tool of calc.v1.Calculator on r, served by h.
 func ServeCalculator(r toolbind.Registrar, h CalculatorHandler) error {
 	if r == nil || h == nil {
