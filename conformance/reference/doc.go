@@ -4,6 +4,7 @@
 // against it in its own tests, so the Go runtime is held to the same cases as
 // a service written in any other language.
 //
-// It holds behaviour only. It does not connect to NATS or choose how it is
-// served; cmd/garm's conformance command and the kit's tests do that.
+// It holds behaviour, and ServeProcess, which serves it as a process for the
+// kit's exec mode (the tests of cmd/garm and of the kit start their own test
+// binary that way).
 package reference

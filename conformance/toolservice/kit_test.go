@@ -5,16 +5,13 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	conformancev1 "github.com/garm-dev/garm/conformance/gen/garm/conformance/v1"
 	"github.com/garm-dev/garm/conformance/reference"
 	"github.com/garm-dev/garm/conformance/toolservice"
-	"github.com/garm-dev/garm/runtime/garmtool"
 	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"github.com/nats-io/nats.go"
 )
@@ -25,28 +22,9 @@ const serveEnv = "GARM_CONFORMANCE_SERVE_REFERENCE"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(serveEnv) == "1" {
-		os.Exit(serveReference(os.Getenv("NATS_URL")))
+		os.Exit(reference.ServeProcess(os.Getenv("NATS_URL")))
 	}
 	os.Exit(m.Run())
-}
-
-// serveReference serves the Go reference until SIGTERM.
-func serveReference(url string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		return 2
-	}
-	defer nc.Close()
-	svc := garmtool.New("conformance-reference", "1.0.0", garmtool.WithDrainTimeout(5*time.Second))
-	if err := conformancev1.ServeConformance(svc, reference.Handler{}); err != nil {
-		return 2
-	}
-	if err := svc.Run(ctx, nc); err != nil {
-		return 1
-	}
-	return 0
 }
 
 // execProcess is a started service process.

@@ -109,6 +109,29 @@ func conformanceTools() []toolbind.ToolRef {
 	}
 }
 
+// ConformanceTool is the tool of garm.conformance.v1.Conformance named name, by its short name
+// ("echo") or its FQN ("garm.conformance.v1.echo"). It panics, naming the tools
+// there are, when there is none of that name: the name is the caller's constant, as
+// regexp.MustCompile's pattern is.
+func ConformanceTool(name string) toolbind.ToolRef {
+	tools := conformanceTools()
+	switch name {
+	case "echo", "garm.conformance.v1.echo":
+		return tools[0]
+	case "refuse", "garm.conformance.v1.refuse":
+		return tools[1]
+	case "fail", "garm.conformance.v1.fail":
+		return tools[2]
+	case "nothing", "garm.conformance.v1.nothing":
+		return tools[3]
+	case "sleep", "garm.conformance.v1.sleep":
+		return tools[4]
+	case "inspect", "garm.conformance.v1.inspect":
+		return tools[5]
+	}
+	panic(fmt.Sprintf("ConformanceTool(%q): garm.conformance.v1.Conformance has no tool of that name; its tools are echo, refuse, fail, nothing, sleep, inspect", name))
+}
+
 // ServeConformance registers every tool of garm.conformance.v1.Conformance on r, served by h.
 func ServeConformance(r toolbind.Registrar, h ConformanceHandler) error {
 	if r == nil || h == nil {
