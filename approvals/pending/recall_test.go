@@ -27,7 +27,9 @@ func TestARetryRecallsOnlyItsOwnCallersDecisionOnTheSameMaterial(t *testing.T) {
 		"another agent":   func(q *pending.Request) { q.Act = []string{"agent-2"} },
 		"no agent":        func(q *pending.Request) { q.Act = nil },
 		"another tool":    func(q *pending.Request) { q.Tool = "bank.v1.Payments.Refund" },
-		"other material":  func(q *pending.Request) { q.Material = map[string]string{"amount": "1", "iban": "DE02120300000000202051"} },
+		"other material": func(q *pending.Request) {
+			q.Material = map[string]string{"amount": "1", "iban": "DE02120300000000202051"}
+		},
 	}
 	for name, change := range others {
 		q := payment()
