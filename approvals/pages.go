@@ -32,6 +32,10 @@ type pageData struct {
 	Age     string
 	Left    string
 
+	// Notified is the feed's actions, newest first; Cut says rows of its window were unread.
+	Notified []Notified
+	Cut      bool
+
 	Message, Link, LinkText string
 }
 
