@@ -20,10 +20,13 @@ const FeedPath = "/feed"
 const (
 	// FeedWindow is how far back the feed looks.
 	FeedWindow = 24 * time.Hour
-	// MaxFeedReads bounds the notified rows one page reads, whoever may see them.
-	MaxFeedReads = 1000
+	// MaxFeedReads bounds the notified rows one page reads: the stream's last ones, whoever
+	// may see them.
+	MaxFeedReads = 500
 	// DefaultFeedLimit is how many actions the feed page lists.
 	DefaultFeedLimit = 50
+	// feedTimeout bounds one page's reads.
+	feedTimeout = 10 * time.Second
 )
 
 // Notified is one action of a MODE_NOTIFY tool as GARM_NOTIFY carries it: its completed
@@ -44,8 +47,9 @@ func MayWatch(a Approver, n Notified) bool {
 	return cleared(a, n.GetTenant(), n.GetClearanceEffective(), n.GetCompartmentsEffective())
 }
 
-// NotifyStream reads GARM_NOTIFY through js with an ordered consumer of the tenant's
-// subjects; it creates no durable consumer and writes nothing.
+// NotifyStream reads GARM_NOTIFY through js by message gets of the tenant's subjects, the last
+// MaxFeedReads messages of the stream at most: it creates no consumer (the approvals identity
+// may create none) and writes nothing.
 type NotifyStream struct{ js jetstream.JetStream }
 
 // NewNotifyStream is the feed over GARM_NOTIFY through js.
@@ -55,42 +59,41 @@ var _ Feed = (*NotifyStream)(nil)
 
 // Recent implements [Feed].
 func (f *NotifyStream) Recent(ctx context.Context, tenant string, since time.Time, limit int, keep func(Notified) bool) ([]Notified, bool, error) {
-	c, err := f.js.OrderedConsumer(ctx, wire.NotifyStream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{"garm.v1.notify." + wire.Token(tenant) + ".>"},
-		DeliverPolicy:  jetstream.DeliverByStartTimePolicy,
-		OptStartTime:   &since,
-	})
+	stream, err := f.js.Stream(ctx, wire.NotifyStream)
 	if err != nil {
 		return nil, false, fmt.Errorf("approvals: reading %s: %w", wire.NotifyStream, err)
 	}
-	var kept []Notified
-	read := 0
-	for read < MaxFeedReads {
-		batch, err := c.FetchNoWait(min(100, MaxFeedReads-read))
-		if err != nil {
-			return nil, false, fmt.Errorf("approvals: reading %s: %w", wire.NotifyStream, err)
-		}
-		n, pending := 0, uint64(0)
-		for msg := range batch.Messages() {
-			n++
-			read++
-			if md, err := msg.Metadata(); err == nil {
-				pending = md.NumPending
-			}
-			var e ledgerv1.Event
-			if proto.Unmarshal(msg.Data(), &e) != nil || e.GetTenant() != tenant || !keep(&e) {
-				continue
-			}
-			kept = append(kept, &e)
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
-			return nil, false, fmt.Errorf("approvals: reading %s: %w", wire.NotifyStream, err)
-		}
-		if n == 0 || pending == 0 {
-			return newest(kept, limit), false, nil
-		}
+	info := stream.CachedInfo().State
+	if info.Msgs == 0 {
+		return nil, false, nil
 	}
-	return newest(kept, limit), true, nil
+	seq := info.FirstSeq
+	if info.LastSeq >= MaxFeedReads && info.LastSeq-MaxFeedReads+1 > seq {
+		seq = info.LastSeq - MaxFeedReads + 1
+	}
+	cut := seq > info.FirstSeq
+	subject := "garm.v1.notify." + wire.Token(tenant) + ".>"
+	var kept []Notified
+	for read := 0; read < MaxFeedReads && seq <= info.LastSeq; read++ {
+		msg, err := stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			return newest(kept, limit), cut, nil
+		case err != nil:
+			return nil, false, fmt.Errorf("approvals: reading %s: %w", wire.NotifyStream, err)
+		}
+		seq = msg.Sequence + 1
+		if msg.Time.Before(since) {
+			cut = false // the window's start was read
+			continue
+		}
+		var e ledgerv1.Event
+		if proto.Unmarshal(msg.Data, &e) != nil || e.GetTenant() != tenant || !keep(&e) {
+			continue
+		}
+		kept = append(kept, &e)
+	}
+	return newest(kept, limit), cut, nil
 }
 
 // newest is the last limit of rows, newest first.
@@ -122,7 +125,9 @@ func (s *Service) serveFeed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := ss.approver
-	rows, cut, err := s.feed.Recent(r.Context(), a.Tenant, s.cfg.Now().Add(-FeedWindow), DefaultFeedLimit, func(n Notified) bool { return MayWatch(a, n) })
+	ctx, cancel := context.WithTimeout(r.Context(), feedTimeout)
+	defer cancel()
+	rows, cut, err := s.feed.Recent(ctx, a.Tenant, s.cfg.Now().Add(-FeedWindow), DefaultFeedLimit, func(n Notified) bool { return MayWatch(a, n) })
 	if err != nil {
 		s.log.Error("approvals: read the feed", "err", err)
 		s.message(w, r, http.StatusServiceUnavailable, "Feed unavailable", "The notified actions could not be read. Try again shortly.", "", "")
