@@ -65,3 +65,17 @@ func TestAnotherCallersOrAnotherAmountsIdenticalRetryDoesNotPickUpTheDecision(t 
 		t.Fatalf("the payer's own plain retry after the others': %d %s", paid.status, paid.body)
 	}
 }
+
+func TestABareCallAfterAnApprovalCollectedByIDAsksAnew(t *testing.T) {
+	s := startGovernedStack(t, withApprovals())
+	token := s.token("payer")
+	id := readApproval(t, s.post(payPath, token, payment)).Approval.ID
+	s.decide(id, pending.Approved, s.grant("approver", "appr.v1.pay", payer, paymentMaterial, ""))
+	if paid := s.post(payPath, token, payment, "Garm-Approval", id); paid.status != http.StatusOK {
+		t.Fatalf("the retry with the id: %d %s", paid.status, paid.body)
+	}
+	next := s.post(payPath, token, payment)
+	if b := readApproval(t, next); next.status != http.StatusForbidden || b.Code != "grant_required" || b.Approval == nil || b.Approval.ID == id {
+		t.Fatalf("the same payment again, bare: %d %s, want a new request", next.status, next.body)
+	}
+}

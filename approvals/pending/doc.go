@@ -14,7 +14,8 @@
 // and spends the grant through its own step 5, as if the caller had sent it.
 // A retry of the same call by the same caller that presents no id finds its
 // decided request through the reuse key ([Store.Recall], decision 0113): an
-// approval is handed out once (the key is swapped for a marker), a denial
+// approval is handed out once (the key is swapped for a marker, as it is when
+// the approval is collected by its id: [Store.Collected]), a denial
 // answers every retry until the request expires.
 //
 // The bucket holds five kinds of key, each written once ([keys.go]):

@@ -328,6 +328,31 @@ func (s *Store) Recall(ctx context.Context, r Request) (Request, *Decision, erro
 	return found, dec, nil
 }
 
+// Collected marks r's approval collected by its id: when r's reuse key still names r, it is
+// swapped for the marker Recall leaves, so the next identical call asks anew rather than
+// recalling a spent grant. A key that names another request, or is gone, is left as it is.
+func (s *Store) Collected(ctx context.Context, r Request) error {
+	key := askKey(r)
+	e, err := s.kv.Get(ctx, key)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("pending: reading %s: %w", key, err)
+	}
+	if string(e.Value()) != r.ID {
+		return nil
+	}
+	msg := &nats.Msg{Subject: "$KV." + Bucket + "." + key, Data: []byte(askTaken)}
+	_, err = s.js.PublishMsg(ctx, msg,
+		jetstream.WithExpectLastSequencePerSubject(e.Revision()), jetstream.WithMsgTTL(ttl(r.Expires.Sub(s.now()))))
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
+		return nil
+	}
+	return err
+}
+
 // pointAsk makes the reuse key name id, for life: created when there was
 // none, swapped for the prior one only if nobody else swapped it first.
 func (s *Store) pointAsk(ctx context.Context, key string, prior jetstream.KeyValueEntry, id string, life time.Duration) error {

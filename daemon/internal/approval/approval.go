@@ -27,6 +27,7 @@ type Store interface {
 	Get(ctx context.Context, id string) (pending.Request, *pending.Decision, error)
 	Lookup(ctx context.Context, id string) (pending.Request, *pending.Decision, error)
 	Recall(ctx context.Context, r pending.Request) (pending.Request, *pending.Decision, error)
+	Collected(ctx context.Context, r pending.Request) error
 }
 
 var _ Store = (*pending.Store)(nil)
@@ -238,6 +239,9 @@ func (d *Desk) Redeem(ctx context.Context, id string, p *call.Principal, t *call
 	case dec.Verdict != pending.Approved:
 		return "", Asked{}, &Refusal{Outcome: Unknown, Detail: "approval request " + id + " was denied by " + dec.Approver}
 	}
+	// Collected by id: a bare call after this one asks anew (decision 0113). Best effort: a
+	// key left in place costs that call a refusal of the spent grant, never a wrong grant.
+	_ = d.store.Collected(ctx, r)
 	return dec.Grant, d.asked(r), nil
 }
 

@@ -204,6 +204,8 @@ func (emptyStore) Ask(context.Context, pending.Request) (pending.Request, error)
 	return pending.Request{}, fmt.Errorf("%w: this store records nothing", pending.ErrInvalid)
 }
 
+func (emptyStore) Collected(context.Context, pending.Request) error { return nil }
+
 func (emptyStore) Recall(context.Context, pending.Request) (pending.Request, *pending.Decision, error) {
 	return pending.Request{}, nil, pending.ErrNotFound
 }
