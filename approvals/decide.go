@@ -47,21 +47,8 @@ const AuditApp = "approvals"
 // never offers a decision whose grant garmd would refuse, plus the tenant, which garmd leaves to
 // the issuer.
 func MayDecide(a Approver, r pending.Request) bool {
-	if a.Subject == "" || a.Tenant != r.Tenant {
+	if !cleared(a, r.Tenant, r.ApproverMinClearance, r.ApproverCompartments) {
 		return false
-	}
-	have, ok := wire.ParseClearance(a.Clearance)
-	if !ok {
-		return false
-	}
-	need, ok := wire.ParseClearance(r.ApproverMinClearance)
-	if !ok || !wire.ClearanceAllows(have, need) {
-		return false
-	}
-	for _, c := range r.ApproverCompartments {
-		if !slices.Contains(a.Compartments, c) {
-			return false
-		}
 	}
 	if r.DistinctApprover && (a.Subject == r.Subject || slices.Contains(r.Act, a.Subject)) {
 		return false
@@ -178,4 +165,27 @@ func auditRow(a Approver, r pending.Request, d pending.Decision) *ledgerv1.Event
 			"material_digest":  r.MaterialDigest,
 		},
 	}
+}
+
+// cleared reports whether a, signed in, is of tenant, holds at least clearance (a
+// garm.tool.v1.Clearance name; one that does not parse clears nobody) and every one of
+// compartments: the judgement the inbox ([MayDecide]) and the feed ([MayWatch]) share.
+func cleared(a Approver, tenant, clearance string, compartments []string) bool {
+	if a.Subject == "" || a.Tenant != tenant {
+		return false
+	}
+	have, ok := wire.ParseClearance(a.Clearance)
+	if !ok {
+		return false
+	}
+	need, ok := wire.ParseClearance(clearance)
+	if !ok || !wire.ClearanceAllows(have, need) {
+		return false
+	}
+	for _, c := range compartments {
+		if !slices.Contains(a.Compartments, c) {
+			return false
+		}
+	}
+	return true
 }

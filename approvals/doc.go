@@ -12,7 +12,9 @@
 // HttpOnly, SameSite=Strict cookie, Secure under TLS, bounded per approver and in all, never
 // outliving the ID token, and never ended to make room for another approver's), the inbox (one
 // tenant's requests, filtered before they are bounded, in pages), a request's page (hidden
-// characters of the material shown as escapes, their rows marked), the decision, the grant's
+// characters of the material shown as escapes, their rows marked; an amount in minor units also
+// read in its currency's units beside the raw value), the feed of recent notified actions
+// (GARM_NOTIFY's rows, filtered as the inbox is: [MayWatch]), the decision, the grant's
 // signature (binding the request's tool, subject, tenant, act chain and material) and the audit
 // row of every decision. Every form carries a CSRF token bound to the session, signing out
 // included; every answer carries a Content-Security-Policy that allows no script at all, and

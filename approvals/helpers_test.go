@@ -138,6 +138,10 @@ func startPlaneOn(t *testing.T, edit func(*approvals.Config)) *plane {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: wire.NotifyStream, Subjects: []string{wire.NotifyStreamSubjects}}); err != nil {
+		t.Fatal(err)
+	}
+	svc.SetFeed(approvals.NewNotifyStream(js))
 	srv := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })

@@ -32,6 +32,10 @@ type pageData struct {
 	Age     string
 	Left    string
 
+	// Notified is the feed's actions, newest first; Cut says rows of its window were unread.
+	Notified []Notified
+	Cut      bool
+
 	Message, Link, LinkText string
 }
 
@@ -40,6 +44,8 @@ type pageData struct {
 type materialRow struct {
 	Path, Text string
 	Escaped    bool
+	// Reading is the value as a person reads it ([reading]), shown beside Text, never instead.
+	Reading string
 }
 
 // render executes the named page into a buffer first, so a template error never sends half a
@@ -146,7 +152,11 @@ func (s *Service) serveRequest(w http.ResponseWriter, r *http.Request) {
 	for _, path := range slices.Sorted(maps.Keys(req.Material)) {
 		text, escaped := visible(req.Material[path])
 		p, pathEscaped := visible(path)
-		rows = append(rows, materialRow{Path: p, Text: text, Escaped: escaped || pathEscaped})
+		row := materialRow{Path: p, Text: text, Escaped: escaped || pathEscaped}
+		if !row.Escaped {
+			row.Reading = reading(path, req.Material)
+		}
+		rows = append(rows, row)
 		anyEscaped = anyEscaped || escaped || pathEscaped
 	}
 	s.render(w, http.StatusOK, "request.html", signedIn(pageData{

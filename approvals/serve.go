@@ -87,6 +87,7 @@ func Serve(ctx context.Context, c ServeConfig, ready func(net.Addr)) error {
 	if err != nil {
 		return err
 	}
+	svc.SetFeed(NewNotifyStream(js))
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)

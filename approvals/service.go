@@ -43,6 +43,7 @@ type Service struct {
 	signer   *signer
 	requests Requests
 	audit    Auditor
+	feed     Feed
 	sessions *sessions
 	sealer   *sealer
 	oauth    oauth2.Config
@@ -115,6 +116,7 @@ func (s *Service) Handler() http.Handler {
 	mux.HandleFunc("GET "+b+RequestsPath+"{id}", s.serveRequest)
 	mux.HandleFunc("POST "+b+RequestsPath+"{id}/approve", s.serveDecision(verdictApprove))
 	mux.HandleFunc("POST "+b+RequestsPath+"{id}/deny", s.serveDecision(verdictDeny))
+	mux.HandleFunc("GET "+b+FeedPath, s.serveFeed)
 	mux.HandleFunc("GET "+b+LoginPath, s.serveLogin)
 	mux.HandleFunc("GET "+b+CallbackPath, s.serveCallback)
 	mux.HandleFunc("POST "+b+LogoutPath, s.serveLogout)

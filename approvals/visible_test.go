@@ -63,3 +63,16 @@ func TestAPageOfPlainValuesShowsThemExactlyAndUnmarked(t *testing.T) {
 		t.Error("a plain value is not shown exactly")
 	}
 }
+
+func TestAnAmountInMinorUnitsIsShownInTheCurrencysUnitsBesideItsRawValue(t *testing.T) {
+	p := startPlane(t)
+	r := p.ask(t, treasurer, nil, "125000")
+	pg := p.signIn(t, "approver").get(p.svc.RequestURL(r.ID))
+	if !strings.Contains(pg.body, `<th>amount_minor_units</th><td>125000 <span class="reading"`) ||
+		!strings.Contains(pg.body, `= 1,250.00 GBP</span></td>`) {
+		t.Errorf("the amount is not shown raw and in pounds:\n%s", pg.body)
+	}
+	if !strings.Contains(pg.body, `<tr><th>currency_code</th><td>GBP</td></tr>`) {
+		t.Error("the currency is not shown exactly")
+	}
+}

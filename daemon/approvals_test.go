@@ -12,6 +12,7 @@ import (
 const (
 	approvalRefusedBody  = `{"code":"permission_denied","message":"No approved request of the caller's has this id: it is missing, was denied or has expired."}`
 	approvalNotFoundBody = `{"code":"not_found","message":"No such approval request."}`
+	toolUnavailableBody  = `{"code":"unavailable","message":"The tool is not available right now."}`
 )
 
 func TestAPaymentWithoutAGrantLeavesOneRequestWhoseApprovalPaysOnce(t *testing.T) {
@@ -100,10 +101,10 @@ func TestAnotherCallersApprovalIDAnswersAsAMissingOne(t *testing.T) {
 		}
 	}
 	for _, forged := range []string{"", "..", ">", "*", strings.ToUpper(id), id[:25], id + "a", id[:25] + "*", "req." + id} {
-		ans := s.post(payPath, s.token("payer"), payment, "Garm-Approval", forged)
 		if forged == "" {
-			continue // no header at all: a fresh ask
+			continue // no header at all: a plain retry, which finds the decision (approvals_retry_test.go)
 		}
+		ans := s.post(payPath, s.token("payer"), payment, "Garm-Approval", forged)
 		if ans.status != http.StatusForbidden || string(ans.body) != approvalRefusedBody {
 			t.Errorf("Garm-Approval %q: %d %s", forged, ans.status, ans.body)
 		}
@@ -118,7 +119,7 @@ func TestAnotherCallersApprovalIDAnswersAsAMissingOne(t *testing.T) {
 	// Every call and status read wrote its one row, and nothing but the
 	// owner's call spent anything.
 	s.row(last.eventID())
-	if rows, calls := len(s.allLedgerRows()), 1+2*4+9+1; rows != calls {
+	if rows, calls := len(s.allLedgerRows()), 1+2*4+8+1; rows != calls {
 		t.Errorf("%d ledger rows for %d requests", rows, calls)
 	}
 	kv, err := s.jetstream().KeyValue(context.Background(), "GARM_GRANTS_SPENT")
@@ -153,8 +154,17 @@ func TestADeniedRequestIsRefusedOnRetryAndSaysDenied(t *testing.T) {
 	if st := s.get("/approvals/"+id, token); string(st.body) != `{"id":"`+id+`","status":"denied"}` {
 		t.Errorf("status after a denial: %d %s", st.status, st.body)
 	}
-	if next := readApproval(t, s.post(payPath, token, payment)); next.Approval == nil || next.Approval.ID == id {
-		t.Errorf("asking again after a denial reused the denied request: %+v", next.Approval)
+	// A plain retry finds the denial rather than asking again (decision
+	// 0113), until the request expires with its grant age.
+	plain := s.post(payPath, token, payment)
+	if plain.status != http.StatusForbidden || string(plain.body) != approvalRefusedBody {
+		t.Fatalf("a plain retry after a denial: %d %s", plain.status, plain.body)
+	}
+	if row := s.row(plain.eventID()); row.GetTags()["approval_id"] != id || !strings.Contains(row.GetErrorDetail(), "was denied") {
+		t.Errorf("the plain retry's row: %v %q", row.GetTags(), row.GetErrorDetail())
+	}
+	if open, err := s.pendingStore().Open(context.Background(), 0); err != nil || len(open) != 0 {
+		t.Errorf("the plain retry after a denial opened a request: %v %v", open, err)
 	}
 }
 
@@ -220,20 +230,22 @@ func TestACallerWhoCannotSeeTheToolGetsNoRequest(t *testing.T) {
 	}
 }
 
-func TestARequestThatCannotBeRecordedLeavesTheStaticRefusal(t *testing.T) {
+func TestARequestThatCannotBeRecordedForWantOfTheBucketIsAMomentary503(t *testing.T) {
 	s := startGovernedStack(t, withApprovals())
 	js := s.jetstream()
 	if err := js.DeleteKeyValue(context.Background(), pending.Bucket); err != nil {
 		t.Fatal(err)
 	}
 	ans := s.post(payPath, s.token("payer"), payment)
-	if ans.status != http.StatusForbidden || string(ans.body) != grantRequiredBody {
-		t.Fatalf("with the bucket gone: %d %s", ans.status, ans.body)
+	if ans.status != http.StatusServiceUnavailable || string(ans.body) != toolUnavailableBody || ans.header.Get("Retry-After") == "" {
+		t.Fatalf("with the bucket gone: %d %s (Retry-After %q)", ans.status, ans.body, ans.header.Get("Retry-After"))
 	}
 	row := s.row(ans.eventID())
-	assertRowOutcome(t, row, "denied", "appr.v1.pay")
-	if d := row.GetErrorDetail(); !strings.Contains(d, "no approval request was recorded") {
-		t.Errorf("the row says %q", d)
+	if row.GetErrorKind() != "approvals_unavailable" || !strings.Contains(row.GetErrorDetail(), "no approval request could be found or recorded") {
+		t.Errorf("the row says %q: %q", row.GetErrorKind(), row.GetErrorDetail())
+	}
+	if n := s.payments.paid.Load(); n != 0 {
+		t.Fatalf("the tool paid %d times", n)
 	}
 }
 

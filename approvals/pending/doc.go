@@ -12,10 +12,15 @@
 // human's verdict ([Store.Decide]), with the grant it minted when the
 // verdict is to approve. garmd then reads the decision back ([Store.Get])
 // and spends the grant through its own step 5, as if the caller had sent it.
+// A retry of the same call by the same caller that presents no id finds its
+// decided request through the reuse key ([Store.Recall], decision 0113): an
+// approval is handed out once (the key is swapped for a marker, as it is when
+// the approval is collected by its id: [Store.Collected]), a denial
+// answers every retry until the request expires.
 //
 // The bucket holds five kinds of key, each written once ([keys.go]):
-// req.<id> (the request), ask.<hash> (which open request the same caller
-// asking for the same material reuses), caller.<hash>.<id> (a caller's
+// req.<id> (the request), ask.<hash> (which request the same caller
+// asking for the same material reuses or recalls), caller.<hash>.<id> (a caller's
 // count), inbox.<hash of the tenant>.<created>.<id> (the tenant's index, so
 // an inbox costs what its tenant holds, not what every tenant holds) and
 // dec.<id> (the decision). Every write is create-only (or compare-and-swap

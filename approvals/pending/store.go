@@ -273,6 +273,86 @@ func (s *Store) reusable(ctx context.Context, id string, r Request) (Request, bo
 	return open, true
 }
 
+// askTaken is what the reuse key holds once Recall handed its approved
+// request's grant to a plain retry: no id, so the next ask opens a new
+// request.
+const askTaken = "taken"
+
+// Recall is the same caller's unexpired request for the same tool and
+// material as r, and its decision (nil while undecided): what a plain retry
+// of a call finds, without presenting the request's id. ErrNotFound when
+// there is none. An approved request is handed out once: Recall swaps its
+// reuse key for a marker, so only one retry collects it and the next call
+// opens a new request; a denied one stays, and answers every retry until
+// it expires with its grant age.
+func (s *Store) Recall(ctx context.Context, r Request) (Request, *Decision, error) {
+	r = r.normalised()
+	if r.MaterialDigest == "" {
+		r.MaterialDigest = wire.MaterialDigest(r.Material)
+	}
+	key := askKey(r)
+	e, err := s.kv.Get(ctx, key)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return Request{}, nil, ErrNotFound
+	case err != nil:
+		return Request{}, nil, fmt.Errorf("pending: reading %s: %w", key, err)
+	}
+	id := string(e.Value())
+	if !ValidID(id) {
+		return Request{}, nil, ErrNotFound
+	}
+	found, dec, err := s.Get(ctx, id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return Request{}, nil, ErrNotFound
+	case err != nil:
+		return Request{}, nil, err
+	}
+	if found.Tenant != r.Tenant || found.Subject != r.Subject || !slices.Equal(found.Act, r.Act) ||
+		found.Tool != r.Tool || found.MaterialDigest != r.MaterialDigest {
+		return Request{}, nil, ErrNotFound
+	}
+	if dec != nil && dec.Verdict == Approved {
+		msg := &nats.Msg{Subject: "$KV." + Bucket + "." + key, Data: []byte(askTaken)}
+		_, err := s.js.PublishMsg(ctx, msg,
+			jetstream.WithExpectLastSequencePerSubject(e.Revision()), jetstream.WithMsgTTL(ttl(found.Expires.Sub(s.now()))))
+		var apiErr *jetstream.APIError
+		switch {
+		case errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence:
+			return Request{}, nil, ErrNotFound // another retry collected it
+		case err != nil:
+			return Request{}, nil, fmt.Errorf("pending: taking %s: %w", key, err)
+		}
+	}
+	return found, dec, nil
+}
+
+// Collected marks r's approval collected by its id: when r's reuse key still names r, it is
+// swapped for the marker Recall leaves, so the next identical call asks anew rather than
+// recalling a spent grant. A key that names another request, or is gone, is left as it is.
+func (s *Store) Collected(ctx context.Context, r Request) error {
+	key := askKey(r)
+	e, err := s.kv.Get(ctx, key)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("pending: reading %s: %w", key, err)
+	}
+	if string(e.Value()) != r.ID {
+		return nil
+	}
+	msg := &nats.Msg{Subject: "$KV." + Bucket + "." + key, Data: []byte(askTaken)}
+	_, err = s.js.PublishMsg(ctx, msg,
+		jetstream.WithExpectLastSequencePerSubject(e.Revision()), jetstream.WithMsgTTL(ttl(r.Expires.Sub(s.now()))))
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
+		return nil
+	}
+	return err
+}
+
 // pointAsk makes the reuse key name id, for life: created when there was
 // none, swapped for the prior one only if nobody else swapped it first.
 func (s *Store) pointAsk(ctx context.Context, key string, prior jetstream.KeyValueEntry, id string, life time.Duration) error {

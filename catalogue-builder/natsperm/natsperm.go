@@ -208,8 +208,9 @@ const ApprovalsAuditApp = "approvals"
 
 // Approvals is the approvals service's identity: it reads the approvals
 // bucket (its configuration, its keys, its subject index for the inbox),
-// records decisions with create-only writes of dec. keys, and writes its
-// audit rows for any tenant. It creates no request, writes no reuse, count
+// records decisions with create-only writes of dec. keys, writes its
+// audit rows for any tenant, and reads GARM_NOTIFY by message gets for its
+// feed of notified actions. It creates no request, writes no reuse, count
 // or inbox key, calls no tool and touches no other stream or bucket; it
 // needs no catalogue, so it is not part of a Set.
 //
@@ -224,6 +225,8 @@ func Approvals() Identity {
 		approvalsKeys + "dec.>",
 		jsAPI("INFO", approvals), directGet(approvals), jsAPI("MSG.GET", approvals),
 		"garm.v1.audit.*." + wire.Token(ApprovalsAuditApp), jsAPI("INFO", wire.AuditStream),
+		// The feed of notified actions reads GARM_NOTIFY by message gets (approvals/feed.go).
+		jsAPI("INFO", wire.NotifyStream), jsAPI("MSG.GET", wire.NotifyStream), "$JS.API.DIRECT.GET." + wire.NotifyStream,
 		userInfoSubject,
 	}
 	deny := append([]string{

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/garm-dev/garm/devkit/devplane"
 )
@@ -32,7 +33,12 @@ type callTarget struct {
 	devSecretFile string
 	tool, persona string
 	agent, grant  string
-	body          string
+	// approval is a request id to present (Garm-Approval).
+	approval string
+	// wait, when positive, is how long to wait for a human to decide a
+	// request the call opened or presented, then retry with it.
+	wait time.Duration
+	body string
 }
 
 // runCall calls a tool as a persona through garmd, like curl, and prints
@@ -43,7 +49,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("garm call", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	flags.Usage = func() {
-		fmt.Fprintln(stderr, "usage: garm call TOOL --as PERSONA ['{json}'] [flags]\n\n"+
+		fmt.Fprintln(stderr, "usage: garm call TOOL --as PERSONA ['{json}'] [--agent AGENT] [--grant GRANT | --approval ID] [--wait [--wait-timeout D]] [--garmd URL] [--idp URL] [--dev URL] [--dev-secret-file FILE]\n\n"+
 			"TOOL is a tool's name (hr.v1.get_employee) or route (/hr.v1.HRService/GetEmployee). Flags:")
 		flags.PrintDefaults()
 	}
@@ -51,6 +57,9 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags.StringVar(&t.persona, "as", "", "the `persona` calling (required)")
 	flags.StringVar(&t.agent, "agent", "", "the `agent` acting for the persona")
 	flags.StringVar(&t.grant, "grant", "", "an approval `grant` (the Garm-Grant header)")
+	flags.StringVar(&t.approval, "approval", "", "an approval request's `id` to present (the Garm-Approval header)")
+	wait := flags.Bool("wait", false, "when the call needs a human's approval, print where it is decided, wait for the decision and retry with it")
+	flags.DurationVar(&t.wait, "wait-timeout", 10*time.Minute, "how long --wait waits for a decision")
 	flags.StringVar(&t.garmd, "garmd", envOr("GARM_URL", defaultGarmd), "garmd's tool plane `URL` ($GARM_URL)")
 	flags.StringVar(&t.idp, "idp", envOr("GARM_IDP", defaultIdP), "the dev identity provider's `URL` ($GARM_IDP)")
 	flags.StringVar(&t.dev, "dev", envOr("GARM_DEV", defaultDev), "the dev plane's endpoint `URL`, for the ledger row; empty: none ($GARM_DEV)")
@@ -65,7 +74,10 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if tool == "" && len(positional) > 0 {
 		tool, positional = positional[0], positional[1:]
 	}
-	if tool == "" || t.persona == "" || len(positional) > 1 {
+	if !*wait {
+		t.wait = 0
+	}
+	if tool == "" || t.persona == "" || len(positional) > 1 || (*wait && t.wait <= 0) || (t.grant != "" && t.approval != "") {
 		flags.Usage()
 		return exitUsage
 	}
@@ -85,7 +97,9 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // call makes the call and prints what it learned; ok is whether garmd
-// answered 2xx.
+// answered 2xx. With t.wait, a call refused for want of a grant with an
+// approval request waits for the request's decision and, once approved,
+// is made again presenting it.
 func call(ctx context.Context, t callTarget, w io.Writer) (ok bool, err error) {
 	if !json.Valid([]byte(t.body)) {
 		return false, fmt.Errorf("the request %q is not JSON", t.body)
@@ -94,29 +108,57 @@ func call(ctx context.Context, t callTarget, w io.Writer) (ok bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	status, body, err := post(ctx, t, route, w)
+	if err != nil || status/100 == 2 || t.wait <= 0 {
+		return status/100 == 2, err
+	}
+	ref, asked := approvalOf(status, body)
+	if !asked {
+		return false, nil
+	}
+	fmt.Fprintf(w, "waiting up to %s for a decision on request %s at\n  %s\n", t.wait, ref.ID, ref.URL)
+	verdict, err := awaitDecision(ctx, t, ref.ID)
+	if err != nil {
+		return false, err
+	}
+	fmt.Fprintf(w, "request %s: %s\n", ref.ID, verdict)
+	if verdict != "approved" {
+		return false, nil
+	}
+	t.approval, t.grant = ref.ID, ""
+	status, _, err = post(ctx, t, route, w)
+	return status/100 == 2, err
+}
+
+// post makes the call once and prints its answer and, against a dev
+// plane, its ledger row.
+func post(ctx context.Context, t callTarget, route string, w io.Writer) (int, []byte, error) {
 	token, err := fetchToken(ctx, t.idp, t.persona, t.agent)
 	if err != nil {
-		return false, fmt.Errorf("a token for %s: %w", t.persona, err)
+		return 0, nil, fmt.Errorf("a token for %s: %w", t.persona, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(t.garmd, "/")+route, strings.NewReader(t.body))
 	if err != nil {
-		return false, err
+		return 0, nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	if t.grant != "" {
 		req.Header.Set("Garm-Grant", t.grant)
 	}
+	if t.approval != "" {
+		req.Header.Set("Garm-Approval", t.approval)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return false, fmt.Errorf("%w (is garm dev running?)", err)
+		return 0, nil, fmt.Errorf("%w (is garm dev running?)", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return false, err
+		return 0, nil, err
 	}
 	eventID := resp.Header.Get(eventIDHeader)
 	fmt.Fprintf(w, "HTTP %s\n", resp.Status)
@@ -130,7 +172,7 @@ func call(ctx context.Context, t callTarget, w io.Writer) (ok bool, err error) {
 			fmt.Fprintln(w, ledgerSummary(row))
 		}
 	}
-	return resp.StatusCode/100 == 2, nil
+	return resp.StatusCode, body, nil
 }
 
 // resolveRoute is the route of t.tool: itself when it is one, else the

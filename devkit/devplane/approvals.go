@@ -77,6 +77,7 @@ func (s *Plane) startApprovals(ctx context.Context) error {
 		ln.Close()
 		return fmt.Errorf("the approvals service: %w", err)
 	}
+	svc.SetFeed(approvals.NewNotifyStream(js))
 	// Guarded from outside: the service is a deployment's component, and a deployment's inbox
 	// answers at its own name.
 	srv := &http.Server{Handler: loopback.Guard(svc.Handler()), ReadHeaderTimeout: readyTimeout, ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)}

@@ -90,6 +90,9 @@ curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "A
 curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "Authorization: Bearer $TREASURER" -H "Garm-Approval: $APPROVAL" \
   -H 'Content-Type: application/json' -d '{{.PaymentBody}}' | jq .
 #   -> 403 permission_denied
+# A human on the loop: cards.v1.freeze_card asks nobody first (MODE_NOTIFY), and every freeze
+# is listed afterwards at {{.URLs.Approvals}}/feed ("Notified actions"), for someone cleared for
+# what the call was decided with: sign in as {{.Support}} to see the freezes of the last day.
 
 # Which records: the contract's instance rules, checked by garmd. {{.Customer}} is customer {{.SelfCustomer}},
 # whose token names him and his two accounts; the agent {{.Concierge}} acting for him is trusted with one.

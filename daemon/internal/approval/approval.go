@@ -26,6 +26,8 @@ type Store interface {
 	Ask(ctx context.Context, r pending.Request) (pending.Request, error)
 	Get(ctx context.Context, id string) (pending.Request, *pending.Decision, error)
 	Lookup(ctx context.Context, id string) (pending.Request, *pending.Decision, error)
+	Recall(ctx context.Context, r pending.Request) (pending.Request, *pending.Decision, error)
+	Collected(ctx context.Context, r pending.Request) error
 }
 
 var _ Store = (*pending.Store)(nil)
@@ -103,16 +105,64 @@ func (d *Desk) asked(r pending.Request) Asked {
 	return Asked{Ref: Ref{ID: r.ID, URL: d.URL(r.ID)}, Tool: r.Tool, MaterialDigest: r.MaterialDigest, Expires: r.Expires}
 }
 
-// Ask records the request of the call eventID by p to t with input in, or
-// finds the open one the same caller made for the same material, and says
-// where it is decided.
-func (d *Desk) Ask(ctx context.Context, p *call.Principal, t *call.Tool, in protoreflect.Message, eventID string) (Asked, error) {
+// Unavailable is a request that could be neither found nor recorded
+// because the bucket did not answer: the bus or its quorum is away, for
+// now.
+type Unavailable struct{ Err error }
+
+func (u *Unavailable) Error() string {
+	return "the approval-request bucket did not answer: " + u.Err.Error()
+}
+func (u *Unavailable) Unwrap() error { return u.Err }
+
+// unavailable marks a store error that is not the store refusing the
+// request itself (too many, invalid) as the bucket not answering.
+func unavailable(err error) error {
+	if err == nil || errors.Is(err, pending.ErrTooMany) || errors.Is(err, pending.ErrInvalid) || errors.Is(err, pending.ErrNotFound) {
+		return err
+	}
+	return &Unavailable{Err: err}
+}
+
+// Recalled is the decided request a plain retry found: its grant when
+// approved, or who denied it.
+type Recalled struct {
+	Asked
+	Grant    string
+	Denied   bool
+	Approver string
+}
+
+// Recall finds the decided request the same caller p made for the same
+// call to t with the same material (in), within the request's life (the
+// grant's age): what a retry that presents no id is answered with. found
+// is false when there is none, or it is still undecided — then Ask. An
+// approved request is recalled once (pending.Store.Recall).
+func (d *Desk) Recall(ctx context.Context, p *call.Principal, t *call.Tool, in protoreflect.Message) (rec Recalled, found bool, err error) {
+	r, err := d.request(p, t, in)
+	if err != nil {
+		return Recalled{}, false, err
+	}
+	got, dec, err := d.store.Recall(ctx, r)
+	switch {
+	case errors.Is(err, pending.ErrNotFound):
+		return Recalled{}, false, nil
+	case err != nil:
+		return Recalled{}, false, unavailable(err)
+	case dec == nil:
+		return Recalled{}, false, nil
+	}
+	return Recalled{Asked: d.asked(got), Grant: dec.Grant, Denied: dec.Verdict != pending.Approved, Approver: dec.Approver}, true, nil
+}
+
+// request is the pending request of p's call to t with input in.
+func (d *Desk) request(p *call.Principal, t *call.Tool, in protoreflect.Message) (pending.Request, error) {
 	a := t.Policy.GetApproval()
 	texts, err := wire.MaterialTexts(in, a.GetMaterialFields())
 	if err != nil {
-		return Asked{}, fmt.Errorf("the material cannot be read: %w", err)
+		return pending.Request{}, fmt.Errorf("the material cannot be read: %w", err)
 	}
-	r, err := d.store.Ask(ctx, pending.Request{
+	return pending.Request{
 		Tool:                 t.FQN,
 		ToolTitle:            t.Policy.GetTitle(),
 		ToolDescription:      t.Policy.GetDescription(),
@@ -126,10 +176,21 @@ func (d *Desk) Ask(ctx context.Context, p *call.Principal, t *call.Tool, in prot
 		Tenant:               p.Tenant,
 		Material:             texts,
 		MaterialDigest:       wire.MaterialDigest(texts),
-		EventID:              eventID,
-	})
+	}, nil
+}
+
+// Ask records the request of the call eventID by p to t with input in, or
+// finds the open one the same caller made for the same material, and says
+// where it is decided. A bucket that does not answer is *Unavailable.
+func (d *Desk) Ask(ctx context.Context, p *call.Principal, t *call.Tool, in protoreflect.Message, eventID string) (Asked, error) {
+	r, err := d.request(p, t, in)
 	if err != nil {
 		return Asked{}, err
+	}
+	r.EventID = eventID
+	r, err = d.store.Ask(ctx, r)
+	if err != nil {
+		return Asked{}, unavailable(err)
 	}
 	return d.asked(r), nil
 }
@@ -178,6 +239,9 @@ func (d *Desk) Redeem(ctx context.Context, id string, p *call.Principal, t *call
 	case dec.Verdict != pending.Approved:
 		return "", Asked{}, &Refusal{Outcome: Unknown, Detail: "approval request " + id + " was denied by " + dec.Approver}
 	}
+	// Collected by id: a bare call after this one asks anew (decision 0113). Best effort: a
+	// key left in place costs that call a refusal of the spent grant, never a wrong grant.
+	_ = d.store.Collected(ctx, r)
 	return dec.Grant, d.asked(r), nil
 }
 

@@ -7,7 +7,10 @@
 // open request of a call to a MODE_GRANT tool that presented no grant and
 // says where a human decides it; Redeem turns the id of an approved request
 // into the grant to verify, exactly as if the caller had sent it as
-// Garm-Grant; Status says where a request stands. A request is the caller's
+// Garm-Grant; Recall finds the decided request of the same call by the
+// same caller for a retry that presents no id (decision 0113); Status says
+// where a request stands. A bucket that does not answer is *Unavailable,
+// which the chain answers 503, never a refusal without a link. A request is the caller's
 // only when its tenant, subject and act chain are exactly the caller's: any
 // other caller's id, an id that is malformed, missing or expired, answers
 // as missing, so an id found or guessed tells nobody else anything.

@@ -10,6 +10,7 @@ import (
 	"github.com/garm-dev/garm/approvals/pending"
 	"github.com/garm-dev/garm/daemon/internal/approval"
 	"github.com/garm-dev/garm/daemon/internal/call"
+	"github.com/garm-dev/garm/daemon/internal/chain/grant"
 	rowstep "github.com/garm-dev/garm/daemon/internal/chain/ledger"
 	"github.com/garm-dev/garm/daemon/internal/deny"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -19,20 +20,45 @@ import (
 // where its approval request stands.
 const ApprovalsPath = "/approvals/"
 
-// ask leaves the request of a call refused for want of a grant (d) for a
-// human, and adds where it is decided to the refusal. A request that
-// cannot be recorded leaves the refusal as it is, the reason in its
-// detail: the caller is told a grant is required, and no more.
-func (c *Chain) ask(ctx context.Context, d *deny.Denied, p *call.Principal, t *call.Tool, in protoreflect.Message, st *state) {
-	asked, err := c.Approvals.Ask(ctx, p, t, in, st.row.EventId)
+// KindApprovalsUnavailable is the row's error_kind of a call that needed
+// an approval request when the request bucket did not answer (the bus or
+// its quorum away): answered 503 with Retry-After, as a spend that cannot
+// be written is, never grant_required without where to ask.
+const KindApprovalsUnavailable = "approvals_unavailable"
+
+// ask answers a call refused for want of a grant (d). A plain retry of a
+// call whose request the same caller made is decided finds the decision
+// (decision 0113): an approved one's grant is checked as if presented, a
+// denied one is refused as denied. Otherwise ask leaves the request for a
+// human and adds where it is decided to the refusal. A bucket that does
+// not answer is a momentary 503; a request that cannot be recorded for any
+// other reason (unreadable material, too many) leaves the refusal as it
+// is, the reason in its detail.
+func (c *Chain) ask(ctx context.Context, d *deny.Denied, p *call.Principal, t *call.Tool, in protoreflect.Message, st *state) (grant.Result, error) {
+	rec, found, err := c.Approvals.Recall(ctx, p, t, in)
+	if err == nil && found {
+		tag(st.row, "approval_id", rec.ID)
+		if rec.Denied {
+			return grant.Result{}, deny.Deny(deny.ApprovalRefused, "approval request "+rec.ID+" for this call was denied by "+rec.Approver)
+		}
+		return c.Grants.Check(ctx, rec.Grant, p, t, in)
+	}
+	asked := approval.Asked{}
+	if err == nil {
+		asked, err = c.Approvals.Ask(ctx, p, t, in, st.row.EventId)
+	}
+	if u := (*approval.Unavailable)(nil); errors.As(err, &u) {
+		return grant.Result{}, deny.Fail(deny.ToolUnavailable, KindApprovalsUnavailable, "no approval request could be found or recorded: "+err.Error())
+	}
 	if err != nil {
 		d.Detail += "; no approval request was recorded: " + err.Error()
-		return
+		return grant.Result{}, d
 	}
 	tag(st.row, "approval_id", asked.ID)
 	d.Detail += "; approval request " + asked.ID
 	d.Extra["approval"] = asked.Ref
 	st.approval = &asked
+	return grant.Result{}, d
 }
 
 // redeem turns Garm-Approval's id into the grant its decision carries, for

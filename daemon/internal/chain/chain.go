@@ -538,8 +538,8 @@ func refusal(err error) *Response {
 }
 
 // momentary reports whether err refuses a call only for now: the plane was
-// full, or shutting down.
+// full, shutting down, or its approval-request bucket did not answer.
 func momentary(err error) bool {
 	f := (*deny.Failed)(nil)
-	return errors.As(err, &f) && (f.Code == deny.Overloaded || f.Code == deny.ShuttingDown)
+	return errors.As(err, &f) && (f.Code == deny.Overloaded || f.Code == deny.ShuttingDown || f.Kind == KindApprovalsUnavailable)
 }

@@ -65,12 +65,12 @@ func (c *Chain) approve(ctx context.Context, req *Request, p *call.Principal, t 
 		presented = g
 	}
 	res, err := c.Grants.Check(ctx, presented, p, t, in)
+	if d := (*deny.Denied)(nil); errors.As(err, &d) && d.Code == deny.GrantRequired && c.Approvals != nil {
+		res, err = c.ask(ctx, d, p, t, in, st)
+	}
 	tracing.EndStep(span, err)
 	if res.TaskID != "" {
 		tag(st.row, "task_id", res.TaskID)
-	}
-	if d := (*deny.Denied)(nil); errors.As(err, &d) && d.Code == deny.GrantRequired && c.Approvals != nil {
-		c.ask(ctx, d, p, t, in, st)
 	}
 	return res, err
 }

@@ -3,7 +3,7 @@ package chain_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -201,7 +201,13 @@ func (r *rig) payerToken(tb testing.TB) string {
 type emptyStore struct{}
 
 func (emptyStore) Ask(context.Context, pending.Request) (pending.Request, error) {
-	return pending.Request{}, errors.New("this store records nothing")
+	return pending.Request{}, fmt.Errorf("%w: this store records nothing", pending.ErrInvalid)
+}
+
+func (emptyStore) Collected(context.Context, pending.Request) error { return nil }
+
+func (emptyStore) Recall(context.Context, pending.Request) (pending.Request, *pending.Decision, error) {
+	return pending.Request{}, nil, pending.ErrNotFound
 }
 
 func (emptyStore) Get(context.Context, string) (pending.Request, *pending.Decision, error) {
