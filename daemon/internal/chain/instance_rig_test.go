@@ -210,3 +210,10 @@ func (s *countingStore) Get(context.Context, string) (pending.Request, *pending.
 func (s *countingStore) Lookup(context.Context, string) (pending.Request, *pending.Decision, error) {
 	return pending.Request{}, nil, pending.ErrNotFound
 }
+
+// Recall finds no earlier request: every call asks anew.
+func (s *countingStore) Recall(context.Context, pending.Request) (pending.Request, *pending.Decision, error) {
+	return pending.Request{}, nil, pending.ErrNotFound
+}
+
+func (s *countingStore) Collected(context.Context, pending.Request) error { return nil }
