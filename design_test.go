@@ -141,3 +141,45 @@ func TestTheLintTableNamesEveryRuleAndItsGolden(t *testing.T) {
 		}
 	}
 }
+
+// specCitation is a citation of the specification garm was first built
+// to, a document users of the repository cannot open; its sections are
+// docs/design.md's, cited as "design 7.4".
+var specCitation = regexp.MustCompile(`\bSPEC\b`)
+
+func TestNoSourceCitesTheSpecInsteadOfTheDesign(t *testing.T) {
+	t.Parallel()
+	checked := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", ".tmp", "node_modules", "third_party":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, ".proto") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		checked++
+		for i, line := range strings.Split(string(src), "\n") {
+			if specCitation.MatchString(line) {
+				t.Errorf("%s:%d cites the specification garm was first built to: cite %s by section instead (design 7.4)", path, i+1, designDoc)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatal("no Go or proto file was checked")
+	}
+}

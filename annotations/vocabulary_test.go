@@ -44,7 +44,7 @@ func TestEveryVocabularyElementIsDocumented(t *testing.T) {
 	}
 }
 
-// TestVocabularyNumbersMatchTheSpec pins every number the spec fixes (SPEC
+// TestVocabularyNumbersMatchTheSpec pins every number the spec fixes (design
 // §3.1 and §3.3–§3.7): a .proto written against the vocabulary must keep
 // compiling and meaning the same thing, so a renumbered, renamed, missing or
 // unannounced element is a failure, whichever side it is on.

@@ -1,4 +1,4 @@
-// Package approvals is the approvals service: the human half of MODE_GRANT (SPEC 7.9). When garmd
+// Package approvals is the approvals service: the human half of MODE_GRANT (design 7.9). When garmd
 // refuses a call with grant_required it records a pending request (package pending) and sends
 // the caller to the request's page here; an approver signs in, sees exactly what the call would
 // do, and approves or denies it. An approval is a grant over the request's material digest,

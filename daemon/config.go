@@ -18,7 +18,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/gctarget"
 )
 
-// Config is garmd's configuration: one field per `garmd serve` flag (SPEC
+// Config is garmd's configuration: one field per `garmd serve` flag (design
 // 7.1), plus the logger. DefaultConfig holds the flags' defaults.
 type Config struct {
 	// Catalogue is the catalogue artifact (--catalogue): a file path, or
@@ -254,7 +254,7 @@ func (c Config) Validate() error {
 }
 
 // Bounds of the plane's bounds: a header block must hold a token and a
-// grant (16 KiB each, SPEC 7.5, 7.9) with room to spare.
+// grant (16 KiB each, design 7.5, 7.9) with room to spare.
 const (
 	minHeaderBytes = 40 << 10
 	maxHeaderBytes = 1 << 20

@@ -1,12 +1,12 @@
 // Package garmd is the governed tool plane's daemon: it loads a catalogue,
 // verifies each caller, and takes every call through the fixed chain of
-// SPEC 7.4 to the tool service on NATS and back, recording one ledger row
+// design 7.4 to the tool service on NATS and back, recording one ledger row
 // per call.
 //
 // This package is the daemon's assembly and nothing else: Config (one field
 // per command-line flag, Validate reporting every problem at once), New (load,
 // mount, connect, listen, report), Run (serve until the context ends, then
-// shut down in SPEC 7.11's order), Serve (both), and Check (would this
+// shut down in design 7.11's order), Serve (both), and Check (would this
 // catalogue mount?); and the loops that keep a running garmd current: the
 // reloader of an s3:// catalogue and the quarantine sweeps. What each step
 // decides lives under daemon/internal, one package per step and per port;

@@ -19,7 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// BenchmarkEndToEndVersusDirect is SPEC 9's end-to-end budget, measured in
+// BenchmarkEndToEndVersusDirect is design 9's end-to-end budget, measured in
 // one run on one machine: the same small call (calc.v1.add) made through
 // garmd over loopback HTTP, and as a direct NATS request to the same tool
 // service. It reports the added median latency of sequential calls and the

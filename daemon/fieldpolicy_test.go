@@ -18,7 +18,7 @@ const (
 	profileCardsPath = "/fix.v1.Profiles/ListProfileCards"
 )
 
-// tenantHash is SPEC 7.7's per-tenant hash, computed here from the
+// tenantHash is design 7.7's per-tenant hash, computed here from the
 // harness's key without garmd's code: hex of the first 16 bytes of
 // HMAC-SHA256(HMAC-SHA256(key, tenant), value).
 func tenantHash(tenant, value string) string {

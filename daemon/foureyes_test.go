@@ -12,7 +12,7 @@ import (
 	"github.com/garm-dev/garm/runtime/wire"
 )
 
-// appr.v1.pay declares distinct_approver: four eyes, SPEC 3.1 as amended by
+// appr.v1.pay declares distinct_approver: four eyes, design 3.1 as amended by
 // decision 0035.
 
 const (

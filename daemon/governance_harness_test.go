@@ -148,7 +148,7 @@ func (p *paymentsService) handler(method string, out protoreflect.MessageDescrip
 }
 
 // payment is a Pay request body and the material an approver is shown for
-// it (SPEC 7.9's canonical texts).
+// it (design 7.9's canonical texts).
 const payment = `{"amountMinorUnits": "125000", "currencyCode": "GBP", "beneficiaryIban": "GB29NWBK60161331926819", "memo": "invoice 7"}`
 
 var paymentMaterial = map[string]string{

@@ -18,7 +18,7 @@ import (
 	"github.com/garm-dev/garm/runtime/wire"
 )
 
-// Report is what garmd says at startup about what it is and will do (SPEC
+// Report is what garmd says at startup about what it is and will do (design
 // 7.1): the catalogue it serves, where it listens, whom it trusts, where the
 // ledger goes, how the catalogue is refreshed, and which optional steps are
 // on — with the declarations that therefore refuse to mount.

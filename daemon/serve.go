@@ -95,7 +95,7 @@ type Daemon struct {
 	quorum quorumWatch
 }
 
-// Serve runs garmd with cfg until ctx is done, then shuts down (SPEC 7.11).
+// Serve runs garmd with cfg until ctx is done, then shuts down (design 7.11).
 func Serve(ctx context.Context, cfg Config) error {
 	d, err := New(ctx, cfg)
 	if err != nil {
@@ -349,7 +349,7 @@ func (d *Daemon) ready() error {
 	return nil
 }
 
-// Run serves until ctx is done, then shuts down in SPEC 7.11's order: the
+// Run serves until ctx is done, then shuts down in design 7.11's order: the
 // reloader stops (no generation is swapped in during the drain), the
 // tool plane stops accepting, calls in flight finish (each bounded by its
 // deadline), the ledger flushes, the bus closes, the admin listener goes

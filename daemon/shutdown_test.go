@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// SPEC 7.11: once shutdown begins the listener stops accepting, the call in
+// design 7.11: once shutdown begins the listener stops accepting, the call in
 // flight finishes, then the ledger flushes. New calls are refused while the
 // call in flight is still in the tool's hands — during the drain, not only
 // after it — and the call in flight still answers and is recorded.

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Each row of SPEC 7.3's status table this part owns, produced for real:
+// Each row of design 7.3's status table this part owns, produced for real:
 // status, body, the headers that row names, and its ledger row.
 func TestTheStatusTable(t *testing.T) {
 	s := startStack(t)

@@ -1,4 +1,4 @@
-// Package grant is the payload of an approval grant (SPEC 7.9): the claims garmd's step 5
+// Package grant is the payload of an approval grant (design 7.9): the claims garmd's step 5
 // checks, built one way for every issuer. The approvals service mints its grants with it, and so
 // does the dev identity provider's POST /grant, so the two cannot drift apart on a claim's name,
 // its presence or its type (decision 0055).

@@ -17,7 +17,7 @@ import (
 
 // The work of reading a large artifact is spread over the available cores
 // where it divides into independent parts: garmd reads a catalogue at start
-// and on every reload, and SPEC 9 budgets that for 10,000 tools. Each
+// and on every reload, and design 9 budgets that for 10,000 tools. Each
 // function here computes exactly what its sequential counterpart computes
 // (proto.Unmarshal, protodesc.NewFiles, a loop); only the order in which
 // independent parts are done changes.

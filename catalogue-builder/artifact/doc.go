@@ -1,4 +1,4 @@
-// Package artifact owns the catalogue artifact's bytes (SPEC 3.6): it
+// Package artifact owns the catalogue artifact's bytes (design 3.6): it
 // assembles a garm.catalogue.v1.Catalogue from linked descriptors and the
 // tool model, writes it deterministically, computes its digest, and reads one
 // back, checking that it is whole before anyone decides anything with it.

@@ -1,6 +1,6 @@
 // Package natsperm derives, from a catalogue, the least-privilege NATS
 // permissions of everyone on garm's bus: garmd, each tool package's
-// service, the approvals service, and everyone else (SPEC 5.2 subjects; decision 0040).
+// service, the approvals service, and everyone else (design 5.2 subjects; decision 0040).
 //
 // It owns the list of subjects each identity needs and the two forms it is
 // written in: a nats-server configuration `authorization` block and a JSON

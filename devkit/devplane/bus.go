@@ -237,7 +237,7 @@ func (b *bus) connectFirst(i int, name, seedFile string, extra ...nats.Option) (
 	return nc, nil
 }
 
-// createStreams creates what garmd writes to, as an operator would (SPEC
+// createStreams creates what garmd writes to, as an operator would (design
 // 7.10): the ledger, audit and notify streams and the spent-grant bucket.
 // Each is created or brought to this configuration, so a reused --data
 // directory starts the same way a fresh one does.

@@ -1,5 +1,5 @@
 // Package devplane runs the whole garm plane in one process, on loopback
-// only (SPEC 8), on any catalogue: an embedded NATS server with JetStream
+// only (design 8), on any catalogue: an embedded NATS server with JetStream
 // and everything garmd writes to (the GARM_LEDGER, GARM_AUDIT and
 // GARM_NOTIFY streams and the GARM_GRANTS_SPENT and GARM_APPROVALS
 // buckets), the dev identity provider with a persona file, the approvals

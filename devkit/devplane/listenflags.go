@@ -16,7 +16,7 @@ type listener struct {
 }
 
 // listeners are in the order --ports-from numbers them: garmd's three
-// first, as the defaults are (SPEC 8).
+// first, as the defaults are (design 8).
 var listeners = []listener{
 	{"listen", "garmd's tool plane `address` (loopback)", 0, func(o *Options) *string { return &o.Listen }},
 	{"admin-listen", "garmd's admin `address`: health, readiness, metrics (loopback)", 1, func(o *Options) *string { return &o.AdminListen }},

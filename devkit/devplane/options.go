@@ -12,7 +12,7 @@ import (
 	"github.com/garm-dev/garm/runtime/garmtool"
 )
 
-// The default addresses (SPEC 8), each a flag.
+// The default addresses (design 8), each a flag.
 const (
 	DefaultNATSListen  = "127.0.0.1:4222"
 	DefaultIdPListen   = "127.0.0.1:7450"
@@ -106,7 +106,7 @@ type Service struct {
 	Service *garmtool.Service
 }
 
-// DefaultOptions are the defaults of `garm dev`: SPEC 8's addresses.
+// DefaultOptions are the defaults of `garm dev`: design 8's addresses.
 func DefaultOptions() Options {
 	return Options{
 		NATSListen:      DefaultNATSListen,

@@ -12,7 +12,7 @@ import (
 	"github.com/garm-dev/garm/devkit/idp"
 )
 
-// ListToolsRoute is garmd's listing (SPEC 7.6); it is not a tool.
+// ListToolsRoute is garmd's listing (design 7.6); it is not a tool.
 const ListToolsRoute = "/garm.v1.ToolCatalogService/ListTools"
 
 // genericQuickStartText is printed by `garm dev` for any catalogue. Every

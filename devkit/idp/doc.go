@@ -1,4 +1,4 @@
-// Package idp is the dev identity provider (SPEC 8): it issues ES256 tokens and approval grants
+// Package idp is the dev identity provider (design 8): it issues ES256 tokens and approval grants
 // for the personas of a YAML file, serves the key that verifies them, and serves the file itself,
 // so a developer can call garmd as a support agent, an analyst or an agent acting for one, and
 // approve a call as one of them, without a real IdP.
@@ -38,7 +38,7 @@
 // declared, of that type or within its bounds: garmd binds only what the serving catalogue
 // declares, and a value it cannot bind is absent there, never a wider grant.
 //
-// A grant (SPEC 7.9) carries iss, aud ([Options.GrantAudience]), jti (128 random bits, hex),
+// A grant (design 7.9) carries iss, aud ([Options.GrantAudience]), jti (128 random bits, hex),
 // iat, exp ([Options.GrantTTL]) and garm_grant: tool, subject, task when given, material when
 // texts are given, the approver's subject, clearance and compartments (always present, sorted),
 // the approver's roles folded as for a token. It never carries act: only a user persona

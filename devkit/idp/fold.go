@@ -7,7 +7,7 @@ import (
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 )
 
-// garmClaim is the garm claim of one level of a token (SPEC 7.5), spelt with the prefixed enum
+// garmClaim is the garm claim of one level of a token (design 7.5), spelt with the prefixed enum
 // names. Compartments and verbs are always present, empty or not; tool_sets only when the
 // persona is scoped, because an absent claim is what garmd reads as unscoped.
 type garmClaim struct {

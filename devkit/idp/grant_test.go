@@ -15,7 +15,7 @@ import (
 	"github.com/garm-dev/garm/runtime/wire"
 )
 
-// paymentTexts are the reference material of SPEC 7.9.
+// paymentTexts are the reference material of design 7.9.
 var paymentTexts = map[string]string{
 	"amount_minor_units": "125000",
 	"beneficiary_iban":   "GB29NWBK60161331926819",
@@ -68,7 +68,7 @@ func TestAGrantCarriesExactlyTheSpecifiedClaims(t *testing.T) {
 	if _, ok := got["act"]; ok {
 		t.Error("a grant carries act")
 	}
-	// The IdP's digest is SPEC 7.9's, not merely the helper's.
+	// The IdP's digest is design 7.9's, not merely the helper's.
 	const reference = "sha256:050767261c6a70af99c68e72344389981e728a40661ace42936a6d3d00ac9f71"
 	if material := got["garm_grant"].(map[string]any)["material"]; material != reference {
 		t.Errorf("material %v, want the reference %s", material, reference)

@@ -33,7 +33,7 @@ type Role struct {
 	// Clearance is bare (INTERNAL) or prefixed (CLEARANCE_INTERNAL), case-insensitive. A role may
 	// leave it empty when it only adds compartments, verbs or tool sets.
 	Clearance string `yaml:"clearance,omitempty" json:"clearance,omitempty"`
-	// Compartments are declared names (SPEC 3.1 grammar).
+	// Compartments are declared names (design 3.1 grammar).
 	Compartments []string `yaml:"compartments,omitempty" json:"compartments,omitempty"`
 	// Verbs are bare (READ) or prefixed (VERB_READ), case-insensitive.
 	Verbs []string `yaml:"verbs,omitempty" json:"verbs,omitempty"`

@@ -10,7 +10,7 @@ import (
 // Spellings are taken from the generated enums, so a level or verb added to the vocabulary is
 // accepted here without a change.
 
-// clearanceOf reads a clearance the way garmd reads the claim (SPEC 7.5): bare or
+// clearanceOf reads a clearance the way garmd reads the claim (design 7.5): bare or
 // CLEARANCE_-prefixed, case-insensitive. UNSPECIFIED is never a valid caller value.
 func clearanceOf(spelling string) (toolv1.Clearance, bool) {
 	v, ok := enumValue(toolv1.Clearance_value, "CLEARANCE_", spelling)
@@ -40,12 +40,12 @@ func enumValue(values map[string]int32, prefix, spelling string) (int32, bool) {
 	return v, ok && v != 0
 }
 
-// declName is the grammar of a declared compartment or tool-set name (SPEC 3.1), checked here
+// declName is the grammar of a declared compartment or tool-set name (design 3.1), checked here
 // so a typo in the persona file fails at load rather than costing a caller a compartment
 // silently at garmd.
 var declName = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 
-// maxDeclName is the longest declared name SPEC 3.1 allows.
+// maxDeclName is the longest declared name design 3.1 allows.
 const maxDeclName = 63
 
 func isDeclName(s string) bool { return len(s) <= maxDeclName && declName.MatchString(s) }

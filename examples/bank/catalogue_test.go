@@ -77,7 +77,7 @@ func TestTheGeneratedBindingsMatchTheCatalogue(t *testing.T) {
 	}
 }
 
-// What garmd's mount checks (SPEC 7.2) look at: the payment needs step 5
+// What garmd's mount checks (design 7.2) look at: the payment needs step 5
 // and the audit sink, the card writes need notify.
 func TestTheGovernanceEachToolDeclares(t *testing.T) {
 	policies := map[string]*toolv1.ToolPolicy{}

@@ -61,7 +61,7 @@ func TestTheDemoConstantsNameTheDemoData(t *testing.T) {
 	}
 }
 
-// Over SPEC 7.9's three reference fields, the demo payment's material is the
+// Over design 7.9's three reference fields, the demo payment's material is the
 // specification's reference digest, so a reader can check the digest code
 // against the specification with the demo's own values. (The payment's
 // material also binds the paying account: see Example_grantMaterial.)

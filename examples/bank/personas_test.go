@@ -130,7 +130,7 @@ func TestEachPersonaFoldsToTheAuthorityItIsMeantToHave(t *testing.T) {
 	}
 }
 
-// garmd intersects the levels of a delegation (SPEC 7.5): the assistant's
+// garmd intersects the levels of a delegation (design 7.5): the assistant's
 // own role is at least as wide as support's, so acting for support it has
 // exactly support's authority, no more and no less.
 func TestTheAssistantActingForSupportHasExactlySupportsAuthority(t *testing.T) {
@@ -147,7 +147,7 @@ func TestTheAssistantActingForSupportHasExactlySupportsAuthority(t *testing.T) {
 	}
 }
 
-// fold is garmd's fold over a delegation chain (SPEC 7.5): the lowest
+// fold is garmd's fold over a delegation chain (design 7.5): the lowest
 // clearance, the common compartments and verbs, and the common tool-set
 // scope, where a level without a scope adds no constraint.
 func fold(levels ...garmClaim) garmClaim {

@@ -14,12 +14,12 @@ import (
 
 // These tests pin the premises of the quick-start tour — which tools each
 // persona reaches and which fields of the answers are withheld from them —
-// by evaluating the policy lattice (SPEC 3.2) over the built catalogue and
+// by evaluating the policy lattice (design 3.2) over the built catalogue and
 // the personas' folded claims. They check the data, not garmd: garmd's own
 // tests check that it enforces the lattice, and the dev stack's that it
 // does so for this catalogue end to end.
 
-// visible is the tool-visibility predicate of SPEC 3.2.
+// visible is the tool-visibility predicate of design 3.2.
 func visible(c garmClaim, p *toolv1.ToolPolicy) bool {
 	return slices.Contains(c.Verbs, p.GetVerb().String()) &&
 		allows(c.Clearance, p.GetMinClearance()) &&

@@ -1,5 +1,5 @@
 // Command devstack is the bank tour: the whole garm plane in one process,
-// on loopback only (SPEC 8), as devkit/devplane runs it — an embedded NATS
+// on loopback only (design 8), as devkit/devplane runs it — an embedded NATS
 // server with JetStream and everything garmd writes to (the GARM_LEDGER,
 // GARM_AUDIT and GARM_NOTIFY streams and the GARM_GRANTS_SPENT and
 // GARM_APPROVALS buckets), the dev identity provider, the approvals

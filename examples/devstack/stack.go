@@ -41,7 +41,7 @@ const (
 // serviceVersion is the example services' version on $SRV.INFO.
 const serviceVersion = "0.1.0"
 
-// listToolsRoute is garmd's listing (SPEC 7.6); it is not a tool.
+// listToolsRoute is garmd's listing (design 7.6); it is not a tool.
 const listToolsRoute = devplane.ListToolsRoute
 
 // DefaultOptions is the configuration of `go run ./examples/devstack` with

@@ -10,7 +10,7 @@ import (
 	"github.com/garm-dev/garm/protoc-gen-garm/compile"
 )
 
-// sha256Hex is SPEC 4.4's hash of a canonical text, computed here rather
+// sha256Hex is design 4.4's hash of a canonical text, computed here rather
 // than by the code under test.
 func sha256Hex(text string) string {
 	sum := sha256.Sum256([]byte(text))
@@ -105,7 +105,7 @@ message PeekResponse { bytes contents = 1; }
 `
 
 // shopCanonical is shopProto's canonical text, written out by hand from
-// SPEC 4.4: tools in declaration order (PlaceOrder, GetOrder, Summarize),
+// design 4.4: tools in declaration order (PlaceOrder, GetOrder, Summarize),
 // input then output, fields by number, message-typed fields' messages
 // visited depth first in field order, each message once.
 const shopCanonical = `message shop.v1.PlaceOrderRequest

@@ -10,7 +10,7 @@ import (
 )
 
 // contract is a file of package pkg whose messages and tool declarations
-// pass every rule of SPEC 4.5, so a fixture made from it fails only the rule
+// pass every rule of design 4.5, so a fixture made from it fails only the rule
 // its services break. services is the file's service declarations; a tool
 // inside them is declared with tool(...).
 func contract(pkg, services string) string {

@@ -219,7 +219,7 @@ func kindName(fd protoreflect.FieldDescriptor) string {
 	return fd.Kind().String()
 }
 
-// allows is the clearance lattice of SPEC 3.2: false when either side is
+// allows is the clearance lattice of design 3.2: false when either side is
 // unspecified, else have >= need.
 func allows(have, need toolv1.Clearance) bool {
 	if have == toolv1.Clearance_CLEARANCE_UNSPECIFIED || need == toolv1.Clearance_CLEARANCE_UNSPECIFIED {

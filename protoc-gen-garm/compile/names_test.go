@@ -26,7 +26,7 @@ func TestDefaultToolName(t *testing.T) {
 		{"GetV2", "get_v2"},
 		{"A1B2", "a1_b2"},
 		// A capital followed by a lower-case letter starts a word, so the
-		// "v" of a mixed-case acronym splits it: the rule as SPEC 3.1 states
+		// "v" of a mixed-case acronym splits it: the rule as design 3.1 states
 		// it, pinned so that a change to a tool's FQN is deliberate.
 		{"IPv6Address", "i_pv6_address"},
 		{"already_snake", "already_snake"},

@@ -14,7 +14,7 @@ import (
 )
 
 // customTransform is an on_deny that sets Redaction field 15, reserved for
-// custom transforms (SPEC 3.1, 11): FieldPolicy.on_deny (4) holding a
+// custom transforms (design 3.1, 11): FieldPolicy.on_deny (4) holding a
 // Redaction whose field 15 is an empty message. No .proto source can say
 // it — the field is reserved — so it is written as bytes, as a newer or
 // hand-made descriptor would carry it.

@@ -115,7 +115,7 @@ func TestARequestDeliveredAfterShutdownBeganGets503(t *testing.T) {
 
 // A request whose deadline has passed, delivered while the service shuts
 // down, is answered 503 (shutting down), not 429 (queued past its
-// deadline): SPEC 5.3 checks the gate before the deadline, so a caller
+// deadline): design 5.3 checks the gate before the deadline, so a caller
 // retries on another instance instead of being told it was too slow.
 func TestShuttingDownIsAnsweredBeforeAPassedDeadline(t *testing.T) {
 	var reached atomic.Int32

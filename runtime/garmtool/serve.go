@@ -38,7 +38,7 @@ const (
 // arrive, turning a refusal into a timeout.
 const maxErrorMessage = 4 << 10
 
-// serve answers one request, in the order SPEC §5.3 fixes. It runs on the
+// serve answers one request, in the order design 5.3 fixes. It runs on the
 // subscription's goroutine and has answered before it returns, so each
 // instance handles one request per tool at a time.
 func (srv *server) serve(ep *endpoint, req micro.Request) {

@@ -2,7 +2,7 @@ package wire
 
 import toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 
-// The clearance lattice (SPEC 3.2) is read here so that garmd, which checks a
+// The clearance lattice (design 3.2) is read here so that garmd, which checks a
 // grant's approver_clearance against a tool's approver_min_clearance, and the
 // approvals service, which shows an approver only the requests they may
 // decide, compare clearances by one rule (decision 0056).

@@ -4,7 +4,7 @@
 // Garm-Invocation codec among them); the $SRV.INFO metadata keys; the refusal
 // codes garmd passes through; the names of garm's streams, their subjects
 // and its key-value bucket; and the material digest of an approval grant
-// (SPEC 7.9), which a client computes to ask a human for approval and garmd
+// (design 7.9), which a client computes to ask a human for approval and garmd
 // recomputes from the request it is sent. garmd and the tool runtime both derive these here,
 // so the two sides cannot disagree.
 //

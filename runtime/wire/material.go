@@ -14,7 +14,7 @@ import (
 )
 
 // The material digest binds an approval grant to the values a human approved
-// (SPEC 7.9). A client computes what to show the approver and the dev IdP the
+// (design 7.9). A client computes what to show the approver and the dev IdP the
 // grant's material claim with these functions, and garmd recomputes the
 // digest from the request it is given with the same ones, so the two sides
 // cannot disagree about a value's spelling.
@@ -53,7 +53,7 @@ var (
 // The path is checked against req's descriptor before any value is read, so a
 // path is refused ([ErrMaterialPath]) the same way whether or not the request
 // sets the fields along it. A string whose value is exactly [Unset] is refused
-// ([ErrMaterialValue]), a decision beyond SPEC 7.9: its text would be
+// ([ErrMaterialValue]), a decision beyond design 7.9: its text would be
 // indistinguishable from an absent field's, so a grant approving "absent"
 // could otherwise be spent by a request carrying that literal.
 func MaterialText(req protoreflect.Message, path string) (string, error) {
@@ -101,7 +101,7 @@ func MaterialTexts(req protoreflect.Message, paths []string) (map[string]string,
 // request, and "what was approved" is exactly what the digest must bind. A
 // path is escaped the same way and "=" in it as \=, so every map of texts has
 // its own pre-image; a path of proto field names contains none of these
-// characters, so for real paths the line is exactly SPEC 7.9's.
+// characters, so for real paths the line is exactly design 7.9's.
 func MaterialDigest(texts map[string]string) string {
 	sum := sha256.Sum256(materialPreimage(texts))
 	return "sha256:" + hex.EncodeToString(sum[:])

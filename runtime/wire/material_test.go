@@ -14,7 +14,7 @@ import (
 	"github.com/garm-dev/garm/runtime/wire"
 )
 
-// referenceDigest is SPEC 7.9's reference vector.
+// referenceDigest is design 7.9's reference vector.
 const referenceDigest = "sha256:050767261c6a70af99c68e72344389981e728a40661ace42936a6d3d00ac9f71"
 
 var referencePaths = []string{"amount_minor_units", "beneficiary_iban", "currency_code"}
@@ -36,10 +36,10 @@ func TestTheReferenceVectorHoldsForTextsAndForARequest(t *testing.T) {
 	if got := wire.MaterialDigest(texts); got != referenceDigest {
 		t.Errorf("MaterialDigest = %s, want %s", got, referenceDigest)
 	}
-	// The same, spelt out as SPEC 7.9 describes the pre-image.
+	// The same, spelt out as design 7.9 describes the pre-image.
 	sum := sha256.Sum256([]byte("amount_minor_units=125000\nbeneficiary_iban=GB29NWBK60161331926819\ncurrency_code=GBP\n"))
 	if want := "sha256:" + hex.EncodeToString(sum[:]); want != referenceDigest {
-		t.Errorf("the SPEC's pre-image hashes to %s, not the reference", want)
+		t.Errorf("the design's pre-image hashes to %s, not the reference", want)
 	}
 
 	req := referencePayment(t)

@@ -37,7 +37,7 @@ func TestACommentChangesOnlyTheFieldDocsAndTheSchemaDescription(t *testing.T) {
 	if got := after.Catalogue.GetFieldDocs()["shop.v1.Order.email"]; got != "The customer's email address." {
 		t.Errorf("field doc %q", got)
 	}
-	// The plans carry the comment only as the schema's description (SPEC
+	// The plans carry the comment only as the schema's description (design
 	// 4.3); with descriptions set aside, they are the same.
 	if !equalExcept(before, after, func(m proto.Message) {
 		c := m.(*cataloguev1.Catalogue)

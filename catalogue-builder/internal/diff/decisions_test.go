@@ -27,7 +27,7 @@ func TestClearanceRequirementDirections(t *testing.T) {
 		{public, internal, "narrowing"},
 		{restricted, confidential, "widening"},
 		{internal, internal, ""},
-		// UNSPECIFIED is met by no one (SPEC 3.2): leaving it reaches more.
+		// UNSPECIFIED is met by no one (design 3.2): leaving it reaches more.
 		{unspecified, restricted, "widening"},
 		{public, unspecified, "narrowing"},
 		// A level a newer vocabulary inserts ranks by its number.

@@ -1,5 +1,5 @@
 // Package diff owns the policy difference between two catalogues, what
-// `garm-catalogue diff` prints (SPEC 6): one sentence per change, each
+// `garm-catalogue diff` prints (design 6): one sentence per change, each
 // marked widening, narrowing or unclear, so a reviewer sees what a new
 // catalogue lets callers reach before it is mounted, and a pipeline can
 // refuse one that widens anything (HasWidening).

@@ -26,7 +26,7 @@ func plan(a *artifact.Artifact, t *compile.Tool, md protoreflect.MessageDescript
 // Only what the chain consults on each side is compared. An answer's
 // fields are read, so read, redaction and audit_on_read count there; a
 // request's fields are written, so write and runner_sourced count there
-// (SPEC 7.4 step 3, 7.6). Compartments gate both.
+// (design 7.4 step 3, 7.6). Compartments gate both.
 func (r *report) fields(fqn, side string, old, new *planv1.MessagePlan) {
 	was := map[string]*planv1.FieldRule{}
 	for _, rule := range old.GetRules() {
@@ -123,7 +123,7 @@ func parentRemoved(path string, is, was map[string]*planv1.FieldRule) bool {
 // redaction describes a transform by what it does, so two that behave the
 // same describe the same: the reason keep_last and truncate carry is prose
 // for the reader of the .proto and changes nothing a caller sees. An unset
-// arm is omit, as garmd applies it (SPEC 7.7).
+// arm is omit, as garmd applies it (design 7.7).
 func redaction(r *toolv1.Redaction) string {
 	switch k := r.GetKind().(type) {
 	case *toolv1.Redaction_Mask_:

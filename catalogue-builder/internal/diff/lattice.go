@@ -13,7 +13,7 @@ import (
 // requirement ranks a clearance used as a requirement (a tool's minimum, a
 // field's read or write, an approver's floor): the higher, the fewer
 // callers meet it. allows(have, need) is false whenever need is
-// UNSPECIFIED (SPEC 3.2), so UNSPECIFIED is met by no one and ranks above
+// UNSPECIFIED (design 3.2), so UNSPECIFIED is met by no one and ranks above
 // every level; the others rank by number, including levels a newer
 // vocabulary inserts between them.
 func requirement(c toolv1.Clearance) int {
@@ -39,7 +39,7 @@ func approvalStrength(m toolv1.ToolPolicy_Approval_Mode) (int, bool) {
 }
 
 // auditStrength ranks an audit level, and says whether the level is one
-// this build knows. UNSPECIFIED reads as LEDGER (SPEC 3.1).
+// this build knows. UNSPECIFIED reads as LEDGER (design 3.1).
 func auditStrength(l toolv1.ToolPolicy_Audit_Level) (int, bool) {
 	switch l {
 	case toolv1.ToolPolicy_Audit_LEVEL_UNSPECIFIED, toolv1.ToolPolicy_Audit_LEVEL_LEDGER:
@@ -63,7 +63,7 @@ func strength(old, new int) (Direction, bool) {
 }
 
 // audiences is the set of audiences a tool is listed to, as names: no
-// declaration and UNSPECIFIED both read as AGENT (SPEC 3.1).
+// declaration and UNSPECIFIED both read as AGENT (design 3.1).
 func audiences(declared []toolv1.Audience) []string {
 	var out []string
 	for _, a := range declared {

@@ -14,7 +14,7 @@ import (
 func (r *report) tool(old, new *compile.Tool) {
 	fqn, was, is := new.FQN, old.Policy, new.Policy
 	if was.GetVerb() != is.GetVerb() {
-		// Verbs are a set, not a ladder (SPEC 3.1): a caller holding the
+		// Verbs are a set, not a ladder (design 3.1): a caller holding the
 		// new verb need not hold the old one, so neither direction holds.
 		r.about(Unclear, fqn, "verb changed to %s, was %s", name(is.GetVerb()), name(was.GetVerb()))
 	}
@@ -29,7 +29,7 @@ func (r *report) tool(old, new *compile.Tool) {
 		r.about(Narrowing, fqn, "now needs compartment %s", c)
 	}
 	// A scoped caller reaches a tool through a set they share with it
-	// (SPEC 3.2): a set more reaches more callers.
+	// (design 3.2): a set more reaches more callers.
 	removed, added = setDiff(was.GetSets(), is.GetSets())
 	for _, s := range added {
 		r.about(Widening, fqn, "added to tool set %s", s)
@@ -41,7 +41,7 @@ func (r *report) tool(old, new *compile.Tool) {
 	r.audit(fqn, was.GetAudit(), is.GetAudit())
 	r.instance(fqn, was.GetInstance(), is.GetInstance())
 	if a, b := audiences(was.GetAudience()), audiences(is.GetAudience()); !slices.Equal(a, b) {
-		// Audience is a listing rule, not a gate (SPEC 3.1).
+		// Audience is a listing rule, not a gate (design 3.1).
 		r.about(Unclear, fqn, "audience changed to %s, was %s", strings.Join(b, ", "), strings.Join(a, ", "))
 	}
 	if old.Method != new.Method {

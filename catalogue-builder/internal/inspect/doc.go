@@ -1,5 +1,5 @@
 // Package inspect owns the human and machine reading of one catalogue
-// artifact, what `garm-catalogue inspect` prints (SPEC 6): its digest, the
+// artifact, what `garm-catalogue inspect` prints (design 6): its digest, the
 // annotation schema version, its size, its provenance, its taxonomy
 // (compartments, tool sets and principal attributes), and per tool-bearing
 // package its descriptor hash and, per tool, the policy that gates a call —

@@ -72,7 +72,7 @@ type Decl struct {
 
 // Package is one tool-bearing proto package.
 type Package struct {
-	// DescriptorHash is the package's wire-shape identity (SPEC 4.4).
+	// DescriptorHash is the package's wire-shape identity (design 4.4).
 	DescriptorHash string `json:"descriptor_hash"`
 	Name           string `json:"name"`
 	// Tools in declaration order.
@@ -105,7 +105,7 @@ type Approval struct {
 	Mode  string `json:"mode"`
 }
 
-// Grant is what an approval grant for a tool must satisfy (SPEC 7.9).
+// Grant is what an approval grant for a tool must satisfy (design 7.9).
 type Grant struct {
 	// ApproverCompartments and MaterialFields are sorted.
 	ApproverCompartments []string `json:"approver_compartments"`

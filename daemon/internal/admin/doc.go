@@ -1,4 +1,4 @@
-// Package admin owns garmd's admin listener (SPEC 7.1's --admin-listen): a
+// Package admin owns garmd's admin listener (design 7.1's --admin-listen): a
 // plain HTTP surface, separate from the tool plane, that answers whether the
 // process is alive (/healthz), whether it is ready to serve calls (/readyz)
 // and what its metrics are (/metrics).

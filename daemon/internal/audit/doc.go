@@ -1,5 +1,5 @@
 // Package audit is the port the audit rows of LEVEL_AUDIT tools go through
-// (SPEC 7.4 step 6 and the paragraph after step 10, SPEC 7.10): Sink, which
+// (design 7.4 step 6 and the paragraph after step 10, design 7.10): Sink, which
 // writes one row and says whether it is durably held. Adapters live in its
 // children: jetstream publishes each row to GARM_AUDIT and waits for the
 // stream's acknowledgement, memory keeps rows for tests.

@@ -41,7 +41,7 @@ func (s Verbs) List() []toolv1.Verb {
 	return out
 }
 
-// Allows is the lattice's clearance test (SPEC 3.2), [wire.ClearanceAllows]:
+// Allows is the lattice's clearance test (design 3.2), [wire.ClearanceAllows]:
 // false when either side is unspecified, else have ≥ need. Every gate that compares clearances —
 // tool visibility, field visibility and writability — calls this one.
 func Allows(have, need toolv1.Clearance) bool {
@@ -56,14 +56,14 @@ type Compartments uint64
 func (c Compartments) Covers(need Compartments) bool { return need&^c == 0 }
 
 // Shape is what per-caller caches are keyed by: everything a field's
-// visibility or writability depends on (SPEC 3.2). Two callers of one shape
+// visibility or writability depends on (design 3.2). Two callers of one shape
 // see the same fields.
 type Shape struct {
 	Clearance    toolv1.Clearance
 	Compartments Compartments
 }
 
-// Reaches is SPEC 3.2's field test for a caller of this shape: its
+// Reaches is design 3.2's field test for a caller of this shape: its
 // clearance allows need and it holds every compartment of compartments.
 // With a field's read label it is field visibility; with its write label,
 // writability.
@@ -71,14 +71,14 @@ func (s Shape) Reaches(need toolv1.Clearance, compartments Compartments) bool {
 	return Allows(s.Clearance, need) && s.Compartments.Covers(compartments)
 }
 
-// Label is an access label (SPEC 3.2, 3.4): the clearance a reader needs
+// Label is an access label (design 3.2, 3.4): the clearance a reader needs
 // and the compartments it must hold, numbered by one generation.
 type Label struct {
 	Clearance    toolv1.Clearance
 	Compartments Compartments
 }
 
-// Tighter is the tighter of two labels (SPEC 3.2): the higher clearance
+// Tighter is the tighter of two labels (design 3.2): the higher clearance
 // with the union of compartments.
 func (l Label) Tighter(o Label) Label {
 	return Label{Clearance: max(l.Clearance, o.Clearance), Compartments: l.Compartments | o.Compartments}
@@ -101,7 +101,7 @@ type Actor struct {
 }
 
 // Principal is the caller after step 1: its token's chain folded into one
-// authority (SPEC 7.5), numbered by the generation that serves the call.
+// authority (design 7.5), numbered by the generation that serves the call.
 type Principal struct {
 	Subject string
 	Kind    toolv1.PrincipalKind
@@ -132,7 +132,7 @@ type Principal struct {
 	Expiry time.Time
 
 	// Attrs are the declared principal attributes the chain holds, folded
-	// (SPEC 7.5, docs/decisions/0094): an attribute is here only when it
+	// (design 7.5, docs/decisions/0094): an attribute is here only when it
 	// has a value — absent is not empty. nil when none.
 	Attrs map[string]Attr
 	// View is the principal as the serving generation's instance rules
@@ -162,7 +162,7 @@ func (p *Principal) Shape() Shape {
 // Depth is the number of levels of the chain: the subject and its actors.
 func (p *Principal) Depth() int { return 1 + len(p.Act) }
 
-// Agent is the innermost actor (SPEC 7.4): under RFC 8693 nesting, the
+// Agent is the innermost actor (design 7.4): under RFC 8693 nesting, the
 // party the subject delegated to directly. Empty when nobody acts for the
 // subject.
 func (p *Principal) Agent() string {
@@ -202,7 +202,7 @@ type Tool struct {
 	// numbered by the generation; OutputRuleCompartments likewise.
 	InputRuleCompartments  []Compartments
 	OutputRuleCompartments []Compartments
-	// CardFloor is the floor of any card in the tool's answer (SPEC 7.8):
+	// CardFloor is the floor of any card in the tool's answer (design 7.8):
 	// the tool's gate (min clearance and compartments) joined with the
 	// output message's default read policy. A card deeper in the answer
 	// also sits below the labels of the fields that enclose it.

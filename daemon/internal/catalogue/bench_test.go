@@ -13,7 +13,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/catalogue/cataloguetest"
 )
 
-// loadSizes are the catalogue sizes the load benchmarks run at: SPEC 9's
+// loadSizes are the catalogue sizes the load benchmarks run at: design 9's
 // 10,000 tools, and five times as many, so a run shows whether the load
 // grows in proportion to what is served (compare their µs/tool).
 var loadSizes = []int{10_000, 50_000}
@@ -80,7 +80,7 @@ func keptCatalogue(b *testing.B, key int, name string, write func(dir string)) [
 
 // BenchmarkLoad loads a generated catalogue from its bytes at each of
 // loadSizes: artifact checks, descriptors, model, plans and every
-// call.Tool. SPEC 9's budget for 10,000 tools is 100 ms and 100 MiB of
+// call.Tool. design 9's budget for 10,000 tools is 100 ms and 100 MiB of
 // heap. It reports the heap a loaded generation holds (live bytes after a
 // GC, with the generation kept alive, minus live bytes before it was
 // loaded), the artifact's size and the time per tool.

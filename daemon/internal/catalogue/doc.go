@@ -1,5 +1,5 @@
 // Package catalogue is garmd's catalogue port: one loaded generation of the
-// catalogue artifact (SPEC 3.6, 7.2), the pointer that says which generation
+// catalogue artifact (design 3.6, 7.2), the pointer that says which generation
 // is serving, and the mount allowlist that decides whether a generation may
 // serve at all under this garmd's configuration.
 //

@@ -267,7 +267,7 @@ func (g *Generation) newTool(a *artifact.Artifact, t *compile.Tool, rules *ruleN
 }
 
 // readCards fills t's card fields: whether its answer can hold a card,
-// which of its message types lead to one, and SPEC 7.8's floor — its gate
+// which of its message types lead to one, and design 7.8's floor — its gate
 // joined with its output message's default read policy. A default policy
 // naming an undeclared compartment is refused like any other undeclared
 // name. Only a tool that can answer with a card has any of this: reading

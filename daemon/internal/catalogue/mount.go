@@ -16,11 +16,11 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// ListingMethod is the route garmd answers itself with the listing (SPEC
+// ListingMethod is the route garmd answers itself with the listing (design
 // 7.3, 7.6). No tool may be served there.
 const ListingMethod = "/garm.v1.ToolCatalogService/ListTools"
 
-// cardMessage is the message garmd projects by name (SPEC 3.4, 7.8).
+// cardMessage is the message garmd projects by name (design 3.4, 7.8).
 const cardMessage protoreflect.FullName = "garm.card.v1.Card"
 
 // Steps says which optional parts of the chain this garmd runs: what a
@@ -44,7 +44,7 @@ type Steps struct {
 }
 
 // Mount decides whether g may serve under s: an allowlist over the
-// governance each tool declares (SPEC 7.2). It returns nil, or a
+// governance each tool declares (design 7.2). It returns nil, or a
 // *deny.Misconfigured listing every problem, tools in FQN order, each
 // naming the tool, what it declares and what is missing.
 //

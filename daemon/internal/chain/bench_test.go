@@ -9,7 +9,7 @@ import (
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
 )
 
-// BenchmarkChainInProcess is SPEC 9's chain overhead: a small call through
+// BenchmarkChainInProcess is design 9's chain overhead: a small call through
 // every step with a cached principal and plan, and no network (the
 // transport answers at once).
 func BenchmarkChainInProcess(b *testing.B) {

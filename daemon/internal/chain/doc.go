@@ -1,5 +1,5 @@
 // Package chain is garmd's call chain: one function, Run, that takes a call
-// through the ten steps of SPEC 7.4 in their fixed order. Each step lives in
+// through the ten steps of design 7.4 in their fixed order. Each step lives in
 // a package of its own beside this one (authn, visibility, input, instance,
 // grant, dispatch, redact and card, ledger, notify); the step packages never
 // import each other, and Run is the only place that says which step runs

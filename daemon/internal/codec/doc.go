@@ -1,5 +1,5 @@
 // Package codec turns a call's body into the tool's input message and the
-// tool's answer back into the caller's encoding (SPEC 7.3): protojson when
+// tool's answer back into the caller's encoding (design 7.3): protojson when
 // the request said application/json, binary protobuf otherwise. JSON in
 // the plain subset (fields named as the contract names them, holding
 // plain values) is read and written directly, to protojson's bytes and

@@ -13,7 +13,7 @@ import (
 // or message.
 type Code uint8
 
-// The codes, one per row of SPEC 7.3's status table.
+// The codes, one per row of design 7.3's status table.
 const (
 	Internal Code = iota
 	MethodNotAllowed
@@ -140,7 +140,7 @@ func (c Code) Message() string {
 
 // Denied is a refusal that is the caller's fault: its token, its route, its
 // body, its rights. Detail goes to the ledger only; Extra adds keys to the
-// wire body (SPEC 7.3's "extra" column) and holds nothing the caller did not
+// wire body (design 7.3's "extra" column) and holds nothing the caller did not
 // already know or is not meant to learn.
 type Denied struct {
 	Code   Code

@@ -1,6 +1,6 @@
 // Package deny is garmd's one taxonomy of refusals: the codes a call can end
 // with, their wire spelling (String), the one mapping from code to HTTP
-// status, the one table of static messages, and the JSON body of SPEC 7.3.
+// status, the one table of static messages, and the JSON body of design 7.3.
 //
 // Three kinds of failure are kept apart, as types: Denied is the caller's
 // fault (outcome "denied" on the ledger); Failed is a call that could not

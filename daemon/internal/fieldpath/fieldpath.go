@@ -114,14 +114,14 @@ func RuleCompartments(ruleBits []call.Compartments, i int, rule *planv1.FieldRul
 	return ruleBits[i]
 }
 
-// Readable is SPEC 3.2's field visibility of rule i for a caller of shape:
+// Readable is design 3.2's field visibility of rule i for a caller of shape:
 // its read clearance allowed and its compartments covered, the compartment
 // bits read as RuleCompartments reads them.
 func Readable(shape call.Shape, ruleBits []call.Compartments, i int, rule *planv1.FieldRule) bool {
 	return shape.Reaches(rule.GetRead(), RuleCompartments(ruleBits, i, rule))
 }
 
-// Writable is SPEC 3.2's writability of rule i for a caller of shape: its
+// Writable is design 3.2's writability of rule i for a caller of shape: its
 // write clearance allowed and its compartments covered, the compartment bits
 // read as RuleCompartments reads them. The write check, the listed input
 // schema and step 3b's violation filter all ask this one function.
@@ -130,7 +130,7 @@ func Writable(shape call.Shape, ruleBits []call.Compartments, i int, rule *planv
 }
 
 // Shown reports whether rule i is in the input schema a caller of shape is
-// listed (SPEC 7.6): writable, and not supplied by the runner. Whether an
+// listed (design 7.6): writable, and not supplied by the runner. Whether an
 // ancestor hides it is the caller's to walk.
 func Shown(shape call.Shape, ruleBits []call.Compartments, i int, rule *planv1.FieldRule) bool {
 	return Writable(shape, ruleBits, i, rule) && !rule.GetRunnerSourced()

@@ -18,7 +18,7 @@
 // What it refuses, and why. The JWS must be compact serialization with one
 // signature (the JSON serializations can carry several, and unprotected
 // headers); its header must name a kid and an algorithm from the allowlist
-// in code (SPEC 7.5) — never "none", never HMAC, whose secret would be
+// in code (design 7.5) — never "none", never HMAC, whose secret would be
 // whatever the verifier is handed, public key bytes included. The key is
 // chosen by kid from this Set only: the jku, x5u, jwk and x5c headers are
 // never read, so a token cannot bring its own key. The key's type and curve

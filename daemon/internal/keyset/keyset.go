@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// The life of a key set (SPEC 7.5).
+// The life of a key set (design 7.5).
 const (
 	// TTL is how long a fetched key set is trusted.
 	TTL = 10 * time.Minute

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// SPEC 7.5's key-set numbers, written as the specification writes them: a
+// design 7.5's key-set numbers, written as the specification writes them: a
 // test that read them from the package it checks could not notice the
 // package drifting from the specification.
 const (
@@ -20,6 +20,6 @@ const (
 // the fetch tests, which move a clock by the specification's numbers.
 func TestTheFetchTimeoutIsTheSpecs(t *testing.T) {
 	if FetchTimeout != specFetchTimeout {
-		t.Errorf("FetchTimeout is %v; SPEC 7.5 says %v", FetchTimeout, specFetchTimeout)
+		t.Errorf("FetchTimeout is %v; design 7.5 says %v", FetchTimeout, specFetchTimeout)
 	}
 }

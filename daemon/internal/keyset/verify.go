@@ -28,7 +28,7 @@ type allowed struct {
 	family family
 }
 
-// algorithms is the allowlist (SPEC 7.5). Nothing else is ever verified:
+// algorithms is the allowlist (design 7.5). Nothing else is ever verified:
 // not "none", not HMAC, not the fully-specified Ed25519 spelling.
 var algorithms = map[string]allowed{
 	"ES256": {jwa.ES256(), familyP256},

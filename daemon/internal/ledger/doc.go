@@ -1,4 +1,4 @@
-// Package ledger is the port every ledger row goes through (SPEC 3.7, 7.10):
+// Package ledger is the port every ledger row goes through (design 3.7, 7.10):
 // Recorder, and the counters an operator watches. Adapters live in its
 // children: logsink writes one structured log line per row, jetstream
 // batches rows onto GARM_LEDGER and falls back to the log line, memory keeps

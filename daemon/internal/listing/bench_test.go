@@ -14,7 +14,7 @@ import (
 
 // BenchmarkListToolsThousandVisibleWarm lists 1,000 tools (10 packages of
 // 100), every one visible, with the cache already warm for the caller's
-// shape. SPEC 9's budget is 1 ms. It reports the body's size.
+// shape. design 9's budget is 1 ms. It reports the body's size.
 func BenchmarkListToolsThousandVisibleWarm(b *testing.B) {
 	dir := b.TempDir()
 	cataloguetest.WriteLarge(b, dir, 10, 100)

@@ -1,4 +1,4 @@
-// Package listing answers ListTools (SPEC 7.6): the tools a caller may see,
+// Package listing answers ListTools (design 7.6): the tools a caller may see,
 // each with the input schema that caller may fill in.
 //
 // It owns the request's one parameter (ParseRequest: the audience, strict,

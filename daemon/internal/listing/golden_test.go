@@ -24,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite the golden listings")
 // shape must not.
 const digestPlaceholder = "sha256:<digest>"
 
-// TestTheCalculatorsListingIsPinnedExactly pins SPEC 7.6's shape byte for
+// TestTheCalculatorsListingIsPinnedExactly pins design 7.6's shape byte for
 // byte: key order, enum spellings, [] for empty lists, compact JSON with
 // the schema's keys sorted. The golden is the answer indented.
 func TestTheCalculatorsListingIsPinnedExactly(t *testing.T) {

@@ -117,7 +117,7 @@ func InputSchema(t *call.Tool, shape call.Shape) ([]byte, error) {
 	return s, nil
 }
 
-// rowHead is a row's caller-independent fields, in the order SPEC 7.6
+// rowHead is a row's caller-independent fields, in the order design 7.6
 // writes them; input_schema follows.
 type rowHead struct {
 	FQN            string   `json:"fqn"`

@@ -43,7 +43,7 @@ func (s *Server) callTool(ctx context.Context, w http.ResponseWriter, h http.Hea
 	creq.Body = args
 	creq.TimeoutMs, creq.Traceparent, creq.Tracestate = in.timeoutMs, in.traceparent, in.tracestate
 	creq.CorrelationID, creq.Grant, creq.Approval = in.correlationID, in.grant, in.approval
-	// A client that goes away does not cancel a dispatched call (SPEC
+	// A client that goes away does not cancel a dispatched call (design
 	// 7.11): its effect would be unknowable.
 	resp := s.chain.Run(context.WithoutCancel(ctx), creq)
 	rowHeaders(w, resp)

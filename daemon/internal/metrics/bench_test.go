@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkObserveCall is the hot-path cost of counting one call once its
-// series exist: the chain's budget (SPEC 9) includes it.
+// series exist: the chain's budget (design 9) includes it.
 func BenchmarkObserveCall(b *testing.B) {
 	m := metrics.New("bench", metrics.Sources{})
 	tools := make([]string, 64)

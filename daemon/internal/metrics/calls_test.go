@@ -83,7 +83,7 @@ func TestEveryWireCodeOfTheTaxonomyIsKeptAsItIs(t *testing.T) {
 	}
 	assertSeries(t, m, want.String(), metrics.CallsName)
 	if len(seen) < 10 {
-		t.Fatalf("the taxonomy spells %d wire codes, want at least the 10 of SPEC 7.3", len(seen))
+		t.Fatalf("the taxonomy spells %d wire codes, want at least the 10 of design 7.3", len(seen))
 	}
 }
 

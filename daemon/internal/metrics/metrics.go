@@ -25,7 +25,7 @@ const (
 )
 
 // latencyBuckets spans garmd's own overhead on a refused call (tens of
-// microseconds) up to the default tool timeout of SPEC 7.1, roughly two
+// microseconds) up to the default tool timeout of design 7.1, roughly two
 // buckets a decade, so a per-tool histogram stays affordable.
 var latencyBuckets = []float64{
 	0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30,

@@ -214,7 +214,7 @@ func newKeySets(list func() []KeySet) *keySets {
 	return &keySets{
 		list: list,
 		age: prometheus.NewDesc(KeySetAgeName,
-			"Seconds since the key set serving was fetched, by issuer and use (token or grant); absent before the first fetch succeeds. Past the key-set TTL (SPEC 7.5) its signatures are refused.",
+			"Seconds since the key set serving was fetched, by issuer and use (token or grant); absent before the first fetch succeeds. Past the key-set TTL (design 7.5) its signatures are refused.",
 			[]string{"issuer", "use"}, nil),
 		fetches: prometheus.NewDesc(KeySetFetchesName,
 			"Key-set fetches that finished, by issuer, use (token or grant) and result (ok or failed).",

@@ -5,7 +5,7 @@
 // with the serving catalogue's hash for its package. A package with a
 // running instance that advertises another hash, or none, is quarantined:
 // the chain answers its visible tools 503 unavailable instead of sending a
-// request whose bytes the service would read as something else (SPEC 4.4,
+// request whose bytes the service would read as something else (design 4.4,
 // 7.3). The reason, in the ledger row's detail and garmd's warning, names
 // the package, both hashes and what to run to end it (Verdict.Remedy):
 // regenerate, rebuild the catalogue, restart the service.

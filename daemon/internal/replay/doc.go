@@ -1,5 +1,5 @@
 // Package replay is the port through which an approval grant is spent
-// (SPEC 7.9): Spender, its one refusal ErrSpent, and Key, the bucket key of
+// (design 7.9): Spender, its one refusal ErrSpent, and Key, the bucket key of
 // a grant. Adapters live in its children: jetstream spends in the
 // GARM_GRANTS_SPENT key-value bucket shared by every replica, memory spends
 // in the process, for tests.

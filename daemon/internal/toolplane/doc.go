@@ -1,4 +1,4 @@
-// Package toolplane is garmd's HTTP surface for callers (SPEC 7.3): it reads
+// Package toolplane is garmd's HTTP surface for callers (design 7.3): it reads
 // a request within the plane's bounds, reads its security-relevant headers
 // once (ReadHeaders, which every surface uses), hands it to the chain, and
 // writes the chain's answer with garm's headers. It decides nothing about

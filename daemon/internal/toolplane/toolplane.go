@@ -13,7 +13,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/deny"
 )
 
-// MaxBody is the largest request body garmd reads (SPEC 7.3).
+// MaxBody is the largest request body garmd reads (design 7.3).
 const MaxBody = 16 << 20
 
 // Defaults of Limits' zero values.

@@ -1,5 +1,5 @@
 // Package instance is the one definition of what an instance rule means
-// (docs/design.md, instance authorization; SPEC §7.4 steps 4 and 7): the CEL
+// (docs/design.md, instance authorization; design 7.4 steps 4 and 7): the CEL
 // environment rules are checked in, the static bound on what one evaluation
 // may cost, the principal's view, and the evaluation that turns a rule into a
 // verdict. protoc-gen-garm and garm-catalogue compile every rule with it at

@@ -1,4 +1,4 @@
-// Package jetstream writes audit rows to the GARM_AUDIT stream (SPEC 7.10):
+// Package jetstream writes audit rows to the GARM_AUDIT stream (design 7.10):
 // one garm.ledger.v1.Event per message, on wire.AuditSubject of the row's
 // tenant and app, with the Nats-Msg-Id "<event_id>.<outcome>", and Write
 // waits for the stream's acknowledgement.

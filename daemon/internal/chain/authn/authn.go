@@ -22,7 +22,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/keyset"
 )
 
-// Limits and defaults of step 1 (SPEC 7.5).
+// Limits and defaults of step 1 (design 7.5).
 const (
 	// MaxTokenBytes is the largest bearer token read; a larger one is
 	// refused before it is parsed.

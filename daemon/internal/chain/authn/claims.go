@@ -13,7 +13,7 @@ import (
 )
 
 // MaxDepth is the most levels a token's chain may have: the subject and its
-// actors (SPEC 7.5).
+// actors (design 7.5).
 const MaxDepth = 4
 
 // claims is a verified token's payload, read strictly.

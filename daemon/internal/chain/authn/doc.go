@@ -1,5 +1,5 @@
 // Package authn is chain step 1: it turns the Authorization header into a
-// call.Principal, or refuses with deny.Unauthenticated (SPEC 7.4, 7.5).
+// call.Principal, or refuses with deny.Unauthenticated (design 7.4, 7.5).
 //
 // It owns the bearer scheme, the issuer a token is checked against, the
 // registered claims (aud, exp, nbf and iat, with skew), the garm claims read

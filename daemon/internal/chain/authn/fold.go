@@ -27,7 +27,7 @@ type Taxonomy interface {
 	PrincipalView(p *call.Principal) *celrule.View
 }
 
-// fold is the chain's authority as one principal (SPEC 7.5), and the
+// fold is the chain's authority as one principal (design 7.5), and the
 // compartment names the chain holds in common that tax does not declare.
 // Authority is the intersection over the levels: the lowest clearance, the
 // compartments and verbs every level holds, and the tool sets every level

@@ -2,7 +2,7 @@ package authn
 
 import "time"
 
-// SPEC 7.5's numbers, written as the specification writes them: a test that
+// design 7.5's numbers, written as the specification writes them: a test that
 // read them from the code it checks could not notice the code drifting from
 // the specification.
 const (

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// conformance is SPEC 7.8, one row per rule: an answer, a caller, and
+// conformance is design 7.8, one row per rule: an answer, a caller, and
 // exactly what Project leaves — the projected answer with each card's
 // withheld_fields, and the count — or exactly how it refuses.
 var conformance = []struct {

@@ -1,4 +1,4 @@
-// Package card is the second half of chain step 8: card projection (SPEC
+// Package card is the second half of chain step 8: card projection (design
 // 7.8). After the field plan has run, Project finds every garm.card.v1.Card
 // in the answer — the answer itself, or any singular field, list element or
 // map value at any depth — checks each one whole against the labels that
@@ -34,7 +34,7 @@
 //   - the vocabulary: garmd reads a card by full name and field number, so
 //     CheckVocabulary verifies that a catalogue's garm.card.v1 still has
 //     every field read or written at the number, kind, cardinality and type
-//     SPEC 3.4 gives it. The catalogue mount refuses a catalogue that fails
+//     design 3.4 gives it. The catalogue mount refuses a catalogue that fails
 //     it; Project checks again and fails rather than misread.
 //
 // Why this way: a card is an answer whose policy varies per row, so the

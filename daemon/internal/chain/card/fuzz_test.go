@@ -21,7 +21,7 @@ import (
 // get_card's answer or several as list_cards', for a random shape.
 // Project must not panic; when it succeeds, no node left anywhere may
 // carry an effective label the shape does not reach, and what it leaves
-// must be what a plain reading of SPEC 7.8 over the generated types
+// must be what a plain reading of design 7.8 over the generated types
 // leaves; when it refuses, that reading must refuse too.
 func FuzzProject(f *testing.F) {
 	f.Add([]byte{}, uint8(0))
@@ -174,7 +174,7 @@ func (g *generator) elements(depth int) []*cardv1.Element {
 	return out
 }
 
-// oracle is SPEC 7.8 read plainly over the generated types, written apart
+// oracle is design 7.8 read plainly over the generated types, written apart
 // from the package so the two can disagree.
 type oracle struct {
 	shape  call.Shape

@@ -22,7 +22,7 @@ type Result struct {
 	Withheld uint32
 }
 
-// Project applies SPEC 7.8 to resp, t's answer after the field plan has
+// Project applies design 7.8 to resp, t's answer after the field plan has
 // run, in place for a caller of shape: every card reachable in resp is
 // checked whole, then every node shape does not reach is removed and named
 // in its card's disclosure.

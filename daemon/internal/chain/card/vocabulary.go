@@ -6,7 +6,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// The full names garmd reads a card by (SPEC 3.4). Only these names and the
+// The full names garmd reads a card by (design 3.4). Only these names and the
 // field numbers in vocabularyFields are contract; everything else in a card
 // is the renderer's business.
 const (
@@ -54,7 +54,7 @@ type expected struct {
 	of protoreflect.FullName
 }
 
-// The vocabulary, field by field, as SPEC 3.4 numbers it.
+// The vocabulary, field by field, as design 3.4 numbers it.
 var (
 	cardBody           = expected{"body", 5, true, protoreflect.MessageKind, elementName}
 	cardDisclosure     = expected{"disclosure", 7, false, protoreflect.MessageKind, disclosureName}
@@ -76,7 +76,7 @@ var (
 )
 
 // CheckVocabulary reports whether card — a catalogue's garm.card.v1.Card —
-// still has every field garmd reads or writes when projecting (SPEC 7.8) at
+// still has every field garmd reads or writes when projecting (design 7.8) at
 // the number, kind, cardinality and type garmd reads it as, down through
 // the messages it holds. A catalogue whose card vocabulary has moved is
 // refused at mount: read by number, a moved field would be misread, and a

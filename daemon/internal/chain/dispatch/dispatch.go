@@ -40,7 +40,7 @@ type invocationParts struct {
 	deadline    timestamppb.Timestamp
 }
 
-// Invocation is the context a tool receives for a call (SPEC 3.3).
+// Invocation is the context a tool receives for a call (design 3.3).
 func Invocation(p *call.Principal, h *Hop) *toolv1.InvocationContext {
 	parts := new(invocationParts)
 	parts.attribution.Tenant = p.Tenant
@@ -106,7 +106,7 @@ type busState interface {
 
 // Ready is nil when a call to t could be sent now, or the 503 refusal a
 // call would meet because the transport knows its bus is away. The chain
-// asks before it spends anything a call cannot get back (SPEC 7.4 step 5);
+// asks before it spends anything a call cannot get back (design 7.4 step 5);
 // a transport that cannot tell is taken at its word at Call.
 func (d *Dispatcher) Ready(t *call.Tool) error {
 	bs, ok := d.transport.(busState)

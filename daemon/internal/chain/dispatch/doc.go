@@ -1,6 +1,6 @@
 // Package dispatch is chain step 6: it carries a checked request to its
 // tool over the transport port and turns the reply into the tool's answer or
-// a refusal (SPEC 7.4 step 6).
+// a refusal (design 7.4 step 6).
 //
 // It owns the hop's invocation context (what the tool may know of the call:
 // attribution, principal, act chain, the absolute deadline, the call id,

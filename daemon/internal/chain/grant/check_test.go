@@ -45,7 +45,7 @@ func TestTheMaterialIsTheSpecsReferenceDigestOfTheRequest(t *testing.T) {
 	f := newFixture(t)
 	got, err := wire.RequestMaterialDigest(f.payment, f.pay.Policy.GetApproval().GetMaterialFields())
 	if err != nil || got != referenceDigest {
-		t.Fatalf("the payment's material digest is %q (%v), want SPEC 7.9's %s", got, err, referenceDigest)
+		t.Fatalf("the payment's material digest is %q (%v), want design 7.9's %s", got, err, referenceDigest)
 	}
 }
 
@@ -320,7 +320,7 @@ func TestTheClockDecidesFreshness(t *testing.T) {
 
 func errOf[T any](_ T, err error) error { return err }
 
-// TestTheRefusalBodyNeverCarriesTheDetail pins SPEC 7.3: the wire sees the
+// TestTheRefusalBodyNeverCarriesTheDetail pins design 7.3: the wire sees the
 // static sentence, the ledger the detail.
 func TestTheRefusalBodyNeverCarriesTheDetail(t *testing.T) {
 	f := newFixture(t)

@@ -13,7 +13,7 @@ import (
 )
 
 // claims is a verified grant's payload, read strictly: every claim read
-// must have the JSON type SPEC 7.9 gives it, null included.
+// must have the JSON type design 7.9 gives it, null included.
 type claims struct {
 	issuer   string
 	audience []string
@@ -142,7 +142,7 @@ func parseGrant(g object) (grantClaim, error) {
 }
 
 // unverifiedTask is garm_grant.task from a grant that did not verify: it
-// is recorded, as SPEC 7.9 asks, and trusted for nothing.
+// is recorded, as design 7.9 asks, and trusted for nothing.
 func unverifiedTask(grant string) string {
 	_, rest, ok := strings.Cut(grant, ".")
 	if !ok {

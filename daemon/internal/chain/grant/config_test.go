@@ -29,7 +29,7 @@ func TestNewNamesEveryProblemAtOnce(t *testing.T) {
 	}
 }
 
-// specSkew is SPEC 7.5's skew (60 s), which 7.9 applies to grants: a
+// specSkew is design 7.5's skew (60 s), which 7.9 applies to grants: a
 // literal, so the test notices the code drifting from the specification.
 const specSkew = 60 * time.Second
 

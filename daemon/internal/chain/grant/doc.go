@@ -1,5 +1,5 @@
 // Package grant is chain step 5: it checks the approval grant a call to a
-// MODE_GRANT tool presents in Garm-Grant, and spends it (SPEC 7.4, 7.9).
+// MODE_GRANT tool presents in Garm-Grant, and spends it (design 7.4, 7.9).
 //
 // It owns the grant's claims and what they must say about this call: the
 // exact grant issuer and its audience; a jti; exp, nbf and iat with the
@@ -35,7 +35,7 @@
 // other values, a later time, a second use, or an approver who could not
 // have approved it.
 //
-// Signatures and keys are keyset's, exactly as for tokens (SPEC 7.5);
+// Signatures and keys are keyset's, exactly as for tokens (design 7.5);
 // whether a grant was used before is the replay port's. garm_grant.task is
 // returned for the ledger whether or not the grant verified. Deliberately
 // not here: issuing grants, asking a human, revoking a grant before it is

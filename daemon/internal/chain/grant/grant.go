@@ -19,7 +19,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// Limits and defaults of step 5 (SPEC 7.5, 7.9).
+// Limits and defaults of step 5 (design 7.5, 7.9).
 const (
 	// MaxGrantBytes is the largest grant read; a larger one is refused
 	// before it is parsed.
@@ -205,7 +205,7 @@ func (v *Verifier) Spend(ctx context.Context, res Result, callID string) error {
 	return nil
 }
 
-// checkClaims is every check of SPEC 7.9 but the spend, cheapest first.
+// checkClaims is every check of design 7.9 but the spend, cheapest first.
 func (v *Verifier) checkClaims(c *claims, p *call.Principal, t *call.Tool, approval *toolv1.ToolPolicy_Approval, req protoreflect.Message) error {
 	if c.issuer != v.issuer {
 		return refuse("the verified iss %q is not the grant issuer", clip(c.issuer))
@@ -297,7 +297,7 @@ func grantRequired(t *call.Tool, approval *toolv1.ToolPolicy_Approval) *deny.Den
 		Detail: "tool " + t.FQN + " declares MODE_GRANT and no Garm-Grant was presented",
 		Extra: map[string]any{
 			"tool": t.FQN,
-			// Never null on the wire (SPEC 7.3), and never the catalogue's
+			// Never null on the wire (design 7.3), and never the catalogue's
 			// own slice.
 			"material_fields":       append([]string{}, approval.GetMaterialFields()...),
 			"max_grant_age_seconds": approval.GetMaxGrantAgeSeconds(),

@@ -33,10 +33,10 @@ const (
 	cancelPayment   = "grantfix.v1.cancel_payment"
 	holdPayment     = "grantfix.v1.hold_payment"
 
-	// paymentJSON is the request the fixture's grant approves: SPEC 7.9's
+	// paymentJSON is the request the fixture's grant approves: design 7.9's
 	// reference values and a field that is not material.
 	paymentJSON = `{"amountMinorUnits": "125000", "beneficiaryIban": "GB29NWBK60161331926819", "currencyCode": "GBP", "reference": "invoice 7"}`
-	// referenceDigest is SPEC 7.9's reference material digest of those
+	// referenceDigest is design 7.9's reference material digest of those
 	// values.
 	referenceDigest = "sha256:050767261c6a70af99c68e72344389981e728a40661ace42936a6d3d00ac9f71"
 )

@@ -46,7 +46,7 @@ type writePlan struct {
 }
 
 // CheckWrites refuses req, a request to t, when it sets a field p may not
-// write (SPEC 3.2: allows(clearance, write) and covers the field's
+// write (design 3.2: allows(clearance, write) and covers the field's
 // compartments), wherever the field is: at the top, in any element of a list
 // of messages or in any value of a map of messages. Set means present: a
 // message field holding any message (even an empty one), a list or map with
@@ -129,7 +129,7 @@ func (c *Checker) resolve(plan *planv1.MessagePlan, ruleBits []call.Compartments
 }
 
 // resolve is the cache's miss path. Plans list parents before children
-// (SPEC 3.5), so a rule's unwritable ancestor is always met first.
+// (design 3.5), so a rule's unwritable ancestor is always met first.
 func resolve(plan *planv1.MessagePlan, ruleBits []call.Compartments, shape call.Shape) *writePlan {
 	wp := &writePlan{}
 	for i, rule := range plan.GetRules() {

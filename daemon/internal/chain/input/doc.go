@@ -1,4 +1,4 @@
-// Package input is chain step 3 (SPEC 7.4): what a caller may put in a
+// Package input is chain step 3 (design 7.4): what a caller may put in a
 // request before garmd forwards it.
 //
 // 3a, the write check (CheckWrites): a request that sets any field its
@@ -23,7 +23,7 @@
 // 3b, validation (Validate): the generation's protovalidate validator runs
 // the request's own rules, CEL included, and broken rules answer 400 with a
 // list of violations. The list tells the caller only about the input schema
-// it was listed (SPEC 7.6): a violation is listed when its field is in that
+// it was listed (design 7.6): a violation is listed when its field is in that
 // schema; a CEL rule when every field its expression reads is (found by
 // parsing the expression, once per rule, and walking what it selects of
 // `this`); a oneof or message-oneof rule when every field it concerns is.
@@ -42,7 +42,7 @@
 // violations it has, never for parsing.
 //
 // Deliberately not here: unknown fields, which decoding refuses before this
-// step (SPEC 7.3); and the listing itself. 3b repeats the listing's test
+// step (design 7.3); and the listing itself. 3b repeats the listing's test
 // for what a caller is shown (listing.InputSchema: writable, not
 // runner-sourced, no hidden ancestor) because it needs the set of paths, not
 // the assembled schema; both call the same Shape.Reaches.

@@ -13,7 +13,7 @@ import (
 
 // requestValues are the values a request holds, in the forms a rule message
 // could quote them. A listed violation's message that quotes one is
-// dropped (SPEC 7.4 3b): a dynamic CEL message can format any field,
+// dropped (design 7.4 3b): a dynamic CEL message can format any field,
 // hidden ones included, and the caller's answer must not carry the
 // request back, however it was written.
 //

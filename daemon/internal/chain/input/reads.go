@@ -14,7 +14,7 @@ import (
 
 // ruleReads is what one rule reads, relative to the message or field it is
 // on. A violation of the rule is listed only when the caller was shown all
-// of it (SPEC 7.4 3b): otherwise the verdict would tell the caller
+// of it (design 7.4 3b): otherwise the verdict would tell the caller
 // something about a field it was not shown.
 type ruleReads struct {
 	// everything: the rule could not be analysed, so it may read any field

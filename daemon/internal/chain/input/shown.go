@@ -8,7 +8,7 @@ import (
 	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
 )
 
-// shownSet is the input schema one caller shape was listed (SPEC 7.6), as
+// shownSet is the input schema one caller shape was listed (design 7.6), as
 // step 3b needs it: which plan paths the caller was shown, and whether all
 // of a path's subtree was.
 type shownSet struct {
@@ -25,7 +25,7 @@ type shownRule struct {
 	shown bool
 	// subtree: shown, and so is every rule below it.
 	subtree bool
-	// leaf: the plan describes nothing below it (SPEC 3.5's LEAF), so a
+	// leaf: the plan describes nothing below it (design 3.5's LEAF), so a
 	// path that goes on inside it is part of it.
 	leaf bool
 }
@@ -41,7 +41,7 @@ func (c *Checker) shownFor(plan *planv1.MessagePlan, ruleBits []call.Compartment
 // resolveShown is the shown set's cache miss. The test per rule is the
 // listing's (fieldpath.Shown), with a hidden message field taking its
 // subtree. Plans list
-// parents before children (SPEC 3.5), so a parent is decided before its
+// parents before children (design 3.5), so a parent is decided before its
 // children; a rule whose parent path is missing from the plan is hidden.
 func resolveShown(plan *planv1.MessagePlan, ruleBits []call.Compartments, shape call.Shape) *shownSet {
 	rules := plan.GetRules()

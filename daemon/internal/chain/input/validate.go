@@ -14,7 +14,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// Violation is one broken rule as the caller is told it (SPEC 7.3, the
+// Violation is one broken rule as the caller is told it (design 7.3, the
 // "violations" key of a 400): where, which rule, and the rule's message
 // unless it would quote the request.
 type Violation struct {
@@ -40,7 +40,7 @@ const MaxListed = 100
 // A valid request is nil. Broken rules are a *deny.Denied (InvalidArgument)
 // whose Detail, for the ledger only, holds every violation — path, rule id
 // and message — and whose Extra["violations"] is a []Violation, never nil,
-// listing only what shape was shown (SPEC 7.4 3b, 7.6), at most MaxListed: a violation on a
+// listing only what shape was shown (design 7.4 3b, 7.6), at most MaxListed: a violation on a
 // field in its input schema; a CEL rule only when every field it reads is
 // in it; a oneof or message-oneof rule only when every field it concerns
 // is. What cannot be placed in the schema is not listed. Any other failure

@@ -1,4 +1,4 @@
-// Package instance is chain steps 4 and 7 (SPEC 7.4, 11; issue 31): which
+// Package instance is chain steps 4 and 7 (design 7.4, 11; issue 31): which
 // records a caller may act on and see, as the tool's contract declares them
 // in ToolPolicy.instance, in CEL over the caller, the request and the
 // answer.

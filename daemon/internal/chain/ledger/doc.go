@@ -1,7 +1,7 @@
 // Package ledger is chain step 9: it mints the call's event id, opens the
 // row at the chain's entry (outcome "denied" until something better is
 // known), fills the columns as the call learns them, and completes the row
-// when the call ends, on every path (SPEC 3.7, 7.4).
+// when the call ends, on every path (design 3.7, 7.4).
 //
 // Recording is the port's job (daemon/internal/ledger); this package decides
 // what a row says. Values never reach a row: a refusal's detail names paths

@@ -1,4 +1,4 @@
-// Package notify is chain step 10 (SPEC 7.4, 7.10): after the ledger, the
+// Package notify is chain step 10 (design 7.4, 7.10): after the ledger, the
 // completed row of a MODE_NOTIFY tool's call is published to GARM_NOTIFY on
 // wire.NotifySubject of its tenant and tool, for a human on the loop.
 //

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// Result is what Apply did to one answer, for the ledger (SPEC 3.7): counts
+// Result is what Apply did to one answer, for the ledger (design 3.7): counts
 // and a content address, never a value.
 type Result struct {
 	// Count is redaction_count: the denied rules that changed something in
@@ -26,7 +26,7 @@ type Result struct {
 
 // Apply redacts resp, the answer of t, in place for a caller of shape whose
 // tenant claim is tenant ("" when it has none): every instance of every
-// field the shape may not read gets its rule's on_deny (SPEC 7.7), across
+// field the shape may not read gets its rule's on_deny (design 7.7), across
 // nested messages, every element of a list of messages and every value of a
 // map of messages; and every unknown field anywhere in resp is dropped,
 // since no rule says who may read it.

@@ -1,4 +1,4 @@
-// Package redact is chain step 8's field plan (SPEC 7.7): it decides what of
+// Package redact is chain step 8's field plan (design 7.7): it decides what of
 // a tool's answer a caller may not read, withholds it, and tells the ledger
 // how much was withheld and under which plan, without ever naming a value.
 //
@@ -29,7 +29,7 @@
 // catalogue's descriptors is redacted exactly as a generated one would be.
 //
 // Why here and why this way: tools return their full answer and never
-// re-decide access (SPEC 1), so this step is the only place where a value a
+// re-decide access (design 1), so this step is the only place where a value a
 // caller may not read is kept from them. Withholding is decided once per
 // shape and plan, so the per-call work is a walk of the denied paths only.
 //
@@ -37,7 +37,7 @@
 // key derived from it and the caller's tenant for that call alone), so a
 // hashed value can be joined across answers but not guessed back.
 //
-// Deliberately not here: card projection (SPEC 7.8), which runs after the
+// Deliberately not here: card projection (design 7.8), which runs after the
 // field plan and decides per card node, not per field; and custom
-// transforms, for which Redaction reserves a number (SPEC 11).
+// transforms, for which Redaction reserves a number (design 11).
 package redact

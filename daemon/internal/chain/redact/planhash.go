@@ -16,7 +16,7 @@ import (
 // encoding can be told apart by its first bytes.
 const planDomain = "garm.redaction_plan.v1\n"
 
-// planAddress is the ledger's redaction_plan (SPEC 3.7, 7.7): 16 lowercase
+// planAddress is the ledger's redaction_plan (design 3.7, 7.7): 16 lowercase
 // hex digits, the first 8 bytes of SHA-256 over the encoding below, or ""
 // when nothing is denied — an empty column says "nothing was withheld"
 // without a constant every reader would have to know.

@@ -10,7 +10,7 @@ import (
 )
 
 // Resolution is what one caller shape may not read of one message plan
-// (SPEC 7.7). One Resolution serves every call of that shape: it is shared,
+// (design 7.7). One Resolution serves every call of that shape: it is shared,
 // and nothing may modify it or the rules it points to.
 type Resolution struct {
 	// Denied are the rules the shape may not read, in plan order, with every
@@ -57,7 +57,7 @@ func (r *Redactor) Resolve(plan *planv1.MessagePlan, ruleBits []call.Compartment
 }
 
 // resolve is Resolve without the cache. Plans list parents before children
-// (SPEC 3.5), so a rule's denied ancestor is always met first.
+// (design 3.5), so a rule's denied ancestor is always met first.
 func resolve(plan *planv1.MessagePlan, ruleBits []call.Compartments, shape call.Shape) *Resolution {
 	res := &Resolution{}
 	for i, rule := range plan.GetRules() {

@@ -71,7 +71,7 @@ type arm struct {
 
 // armOf reads on_deny. Whatever cannot apply to any value — no arm, an arm
 // without its message, n = 0, an unspecified or unknown grain, an arm this
-// build does not know — becomes omit, which SPEC 7.7 asks of every failure.
+// build does not know — becomes omit, which design 7.7 asks of every failure.
 func armOf(r *toolv1.Redaction) arm {
 	switch k := r.GetKind().(type) {
 	case *toolv1.Redaction_Mask_:

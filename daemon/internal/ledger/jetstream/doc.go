@@ -1,4 +1,4 @@
-// Package jetstream records ledger rows on the GARM_LEDGER stream (SPEC
+// Package jetstream records ledger rows on the GARM_LEDGER stream (design
 // 7.10): rows are batched per subject (wire.LedgerSubject of the row's tenant
 // and app) and published as garm.ledger.v1.Batch messages, each with its own
 // Nats-Msg-Id, so the stream drops a batch it already holds when a publish is

@@ -7,7 +7,7 @@ import (
 	ledgerjs "github.com/garm-dev/garm/daemon/internal/ledger/jetstream"
 )
 
-// SPEC 7.10's batch limits, written as the specification writes them: a
+// design 7.10's batch limits, written as the specification writes them: a
 // test that read them from the package it checks could not notice the
 // package drifting from the specification.
 const (
@@ -21,6 +21,6 @@ const (
 // are pinned by what the batching tests see on the stream.
 func TestTheDefaultFlushIntervalIsTheSpecs(t *testing.T) {
 	if ledgerjs.DefaultFlushInterval != specFlushInterval {
-		t.Errorf("DefaultFlushInterval is %v; SPEC 7.10 says %v", ledgerjs.DefaultFlushInterval, specFlushInterval)
+		t.Errorf("DefaultFlushInterval is %v; design 7.10 says %v", ledgerjs.DefaultFlushInterval, specFlushInterval)
 	}
 }

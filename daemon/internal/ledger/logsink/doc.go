@@ -1,7 +1,7 @@
 // Package logsink records each ledger row as one structured log line: message
 // Message, level info, every column of the row as an attribute named as its
 // proto field, empty columns included, so every line has the same shape
-// whatever the call did (SPEC 7.10, without --ledger-stream).
+// whatever the call did (design 7.10, without --ledger-stream).
 //
 // LogRow and LogFallbackRow are the line itself, shared with the jetstream
 // recorder, whose fallen-back rows are the same line plus FallbackKey and

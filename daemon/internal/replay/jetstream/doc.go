@@ -1,5 +1,5 @@
 // Package jetstream spends approval grants in the JetStream key-value
-// bucket wire.GrantsSpentBucket, which every garmd replica shares (SPEC
+// bucket wire.GrantsSpentBucket, which every garmd replica shares (design
 // 7.9). A spend is one atomic create of the grant's key (replay.Key): the
 // server accepts exactly one create of a key, so of any number of replicas
 // presenting one grant at once, one spends it and the others are told it
