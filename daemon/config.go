@@ -150,10 +150,17 @@ type Config struct {
 	// down; garmd only flushes it, after the ledger.
 	TracerProvider trace.TracerProvider
 	// Guard, when set, wraps the handlers of the tool plane and the admin
-	// listener. The dev plane serves garmd behind its loopback Host
-	// allowlist with it (devkit/loopback, decision 0087). Not a flag: a
-	// deployment guards its listeners with what stands before them.
+	// listener. The dev plane serves an in-process garmd behind its
+	// loopback Host allowlist with it (internal/loopback, decision 0087).
+	// Not a flag: a deployment guards its listeners with what stands before
+	// them.
 	Guard func(http.Handler) http.Handler
+	// LoopbackHostsOnly serves the tool plane and the admin listener behind
+	// internal/loopback's guard when Guard is nil: a request whose Host is
+	// not loopback, or a browser's cross-origin change, is refused 403. For
+	// a garmd the dev plane runs as a process of its own (a cluster's
+	// replicas), where a Go-only Guard cannot reach (decision 0087).
+	LoopbackHostsOnly bool
 }
 
 // MinHashKey is the shortest hash key garmd accepts, in bytes.

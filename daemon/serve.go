@@ -29,6 +29,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/toolplane"
 	"github.com/garm-dev/garm/daemon/internal/tracing"
 	"github.com/garm-dev/garm/daemon/internal/transport/natsbus"
+	"github.com/garm-dev/garm/internal/loopback"
 	"github.com/nats-io/nats.go"
 )
 
@@ -244,8 +245,12 @@ func (d *Daemon) open(ctx context.Context) error {
 		}
 	}
 	adminH := admin.Handler(admin.Config{Ready: d.ready, Degraded: d.degraded, Metrics: d.metrics.Handler(), Logger: logger})
-	if cfg.Guard != nil {
-		handler, adminH = cfg.Guard(handler), cfg.Guard(adminH)
+	guard := cfg.Guard
+	if guard == nil && cfg.LoopbackHostsOnly {
+		guard = loopback.Guard
+	}
+	if guard != nil {
+		handler, adminH = guard(handler), guard(adminH)
 	}
 	d.planeSrv = &http.Server{
 		Handler:           handler,

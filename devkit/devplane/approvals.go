@@ -11,7 +11,7 @@ import (
 	"github.com/garm-dev/garm/approvals"
 	"github.com/garm-dev/garm/approvals/pending"
 	"github.com/garm-dev/garm/catalogue-builder/natsperm"
-	"github.com/garm-dev/garm/devkit/loopback"
+	"github.com/garm-dev/garm/internal/loopback"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )

@@ -14,7 +14,7 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/garm-dev/garm/devkit/loopback"
+	"github.com/garm-dev/garm/internal/loopback"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/garm-dev/garm/approvals"
 	"github.com/garm-dev/garm/catalogue-builder/natsperm"
 	garmd "github.com/garm-dev/garm/daemon"
-	"github.com/garm-dev/garm/devkit/loopback"
+	"github.com/garm-dev/garm/internal/loopback"
 )
 
 // daemonRun is one running garmd replica.

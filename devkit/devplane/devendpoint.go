@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/garm-dev/garm/devkit/loopback"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
+	"github.com/garm-dev/garm/internal/loopback"
 )
 
 const (

@@ -46,7 +46,7 @@
 // Every listener of the plane — the identity provider, the approvals
 // service (its handler wrapped from outside), the dev endpoint, garmd's
 // tool plane and admin listener (garmd's Config.Guard) and a cluster's
-// front — serves behind devkit/loopback's one guard: a Host that is not
+// front — serves behind internal/loopback's one guard: a Host that is not
 // loopback (a page that rebound its name to 127.0.0.1) and a
 // state-changing request a browser marks cross-origin are refused
 // (decision 0087). garmd replicas run as processes of their own (`make

@@ -355,6 +355,7 @@ func (s *Plane) startReplicaProcess(ctx context.Context, i int, run *daemonRun, 
 		"--ledger-stream",
 		"--notify",
 		"--mcp",
+		"--loopback-hosts-only",
 		"--min-replicas", strconv.Itoa(s.streamReplicas()),
 	}
 	if err := s.waitForStreamLeaders(ctx); err != nil {

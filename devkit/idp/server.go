@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/garm-dev/garm/devkit/loopback"
+	"github.com/garm-dev/garm/internal/loopback"
 )
 
 // readHeaderTimeout bounds how long a client may take to send its request headers.

@@ -120,6 +120,7 @@ func serveFlags(cfg *garmd.Config, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", cfg.MaxInFlight, "the most calls read or run at once; more are answered 503 with Retry-After")
 	fs.StringVar(&cfg.GOGC, "gogc", cfg.GOGC, "the garbage collector's `target`: auto (chosen from GOMEMLIMIT or the container's memory limit), off, or a percentage; a GOGC environment variable always wins")
 	busFlags(fs, cfg)
+	fs.BoolVar(&cfg.LoopbackHostsOnly, "loopback-hosts-only", cfg.LoopbackHostsOnly, "answer on the tool plane and admin listener only requests addressed to a loopback host, and refuse a browser's cross-origin change (the dev plane's guard, for a garmd it runs as a process)")
 	fs.BoolVar(&cfg.MCP, "mcp", cfg.MCP, "serve the Model Context Protocol at POST /mcp on the tool plane, with /.well-known/oauth-protected-resource")
 	fs.StringVar(&cfg.MCPResource, "mcp-resource", cfg.MCPResource, "the MCP endpoint's canonical `url`: named by the metadata, accepted as a token's aud (default: http://<--listen>/mcp)")
 	return fs

@@ -8,8 +8,8 @@ import (
 
 // The fixed bodies of the two refusals: nothing the request sent is repeated.
 const (
-	refusedHost   = "Forbidden: the dev plane answers only requests addressed to a loopback host (127.0.0.1, [::1] or localhost).\n"
-	refusedOrigin = "Forbidden: the dev plane refuses a change requested by another origin.\n"
+	refusedHost   = "Forbidden: this listener answers only requests addressed to a loopback host (127.0.0.1, [::1] or localhost).\n"
+	refusedOrigin = "Forbidden: this listener refuses a change requested by another origin.\n"
 )
 
 // HostAllowed says whether host, a Host header (host or host:port), names loopback: a literal

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/garm-dev/garm/devkit/loopback"
+	"github.com/garm-dev/garm/internal/loopback"
 )
 
 func TestOnlyLoopbackHostsAreAllowed(t *testing.T) {

@@ -1,6 +1,8 @@
 // Package loopback is the one guard every listener of the dev plane is served behind: the dev
 // identity provider, the approvals service as the plane runs it, the dev endpoint, garmd's tool
-// plane and admin listener in dev, and the round-robin front of a cluster (decision 0087).
+// plane and admin listener in dev, the round-robin front of a cluster, and the garmd replicas a
+// cluster runs as processes of their own (garmd --loopback-hosts-only) (decision 0087). It lives
+// outside devkit so that garmd, which reaches no devkit code, applies the very same check.
 //
 // It owns [HostAllowed], the loopback Host allowlist, and [Guard], the handler that applies it
 // and refuses cross-origin state changes. [Guard] refuses, with 403 and a fixed body that never
@@ -22,5 +24,6 @@
 //
 // What is deliberately not here: names other than localhost are not resolved (what a name means
 // can change after the check), and no configuration widens the list: a deployment's listeners
-// are garmd's and the approvals service's own, which this package never guards.
+// are guarded by what stands before them; garmd applies this guard only when told to
+// (--loopback-hosts-only), as the dev plane tells it.
 package loopback
