@@ -79,3 +79,24 @@ func TestABareCallAfterAnApprovalCollectedByIDAsksAnew(t *testing.T) {
 		t.Fatalf("the same payment again, bare: %d %s, want a new request", next.status, next.body)
 	}
 }
+
+// A grant the caller presented itself is spent; a bare retry of the same
+// call afterwards recalls a decision whose grant no longer verifies, and
+// asks a human anew rather than refusing the call outright.
+func TestABareCallAfterTheApprovedGrantWasPresentedAndSpentAsksAnew(t *testing.T) {
+	s := startGovernedStack(t, withApprovals())
+	token := s.token("payer")
+	id := readApproval(t, s.post(payPath, token, payment)).Approval.ID
+	g := s.grant("approver", "appr.v1.pay", payer, paymentMaterial, "")
+	s.decide(id, pending.Approved, g)
+	if paid := s.post(payPath, token, payment, "Garm-Grant", g); paid.status != http.StatusOK {
+		t.Fatalf("the call presenting the grant: %d %s", paid.status, paid.body)
+	}
+	next := s.post(payPath, token, payment)
+	if b := readApproval(t, next); next.status != http.StatusForbidden || b.Code != "grant_required" || b.Approval == nil || b.Approval.ID == id {
+		t.Fatalf("the same payment again, bare: %d %s, want a new request (%s)", next.status, next.body, s.row(next.eventID()).GetErrorDetail())
+	}
+	if n := s.payments.paid.Load(); n != 1 {
+		t.Fatalf("the tool paid %d times", n)
+	}
+}

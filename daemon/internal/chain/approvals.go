@@ -41,7 +41,20 @@ func (c *Chain) ask(ctx context.Context, d *deny.Denied, p *call.Principal, t *c
 		if rec.Denied {
 			return grant.Result{}, deny.Deny(deny.ApprovalRefused, "approval request "+rec.ID+" for this call was denied by "+rec.Approver)
 		}
-		return c.Grants.Check(ctx, rec.Grant, p, t, in)
+		res, err := c.Grants.Check(ctx, rec.Grant, p, t, in)
+		if err == nil {
+			// A grant the caller presented itself was spent by that call;
+			// whether it was is asked, not guessed, and step 6's spend
+			// still decides for a grant that is not.
+			if spent, serr := c.Grants.Spent(ctx, res); serr != nil || !spent {
+				return res, nil
+			}
+			err = errors.New("it was spent by a call that presented it")
+		}
+		// The decision cannot serve this call: its grant was used, or has
+		// aged out. Recall took the request off the reuse key, so the call
+		// asks a human anew, as one without a decision does.
+		d.Detail += "; the grant of approval request " + rec.ID + " cannot serve this call (" + err.Error() + ")"
 	}
 	asked := approval.Asked{}
 	if err == nil {

@@ -20,6 +20,11 @@ type Spender interface {
 	// this call as one by another. So it is idempotent for one callID: a
 	// call id is one call's, and its own retry is told its own spend.
 	Spend(ctx context.Context, key, callID string) error
+	// Spent reports whether key was spent, by any call. It decides
+	// nothing on its own: only Spend proves a spend. It lets a caller that
+	// holds a grant from a recalled approval tell a grant already used from
+	// one still usable (decision 0113).
+	Spent(ctx context.Context, key string) (bool, error)
 }
 
 // ErrSpent is what Spend returns for a key recorded before.

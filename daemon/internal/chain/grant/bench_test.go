@@ -14,6 +14,8 @@ type fresh struct{}
 
 func (fresh) Spend(context.Context, string, string) error { return nil }
 
+func (fresh) Spent(context.Context, string) (bool, error) { return false, nil }
+
 func benchVerifier(b *testing.B) (*fixture, *grant.Verifier, string) {
 	b.Helper()
 	f := newFixture(b)

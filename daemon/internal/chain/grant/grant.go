@@ -205,6 +205,17 @@ func (v *Verifier) Spend(ctx context.Context, res Result, callID string) error {
 	return nil
 }
 
+// Spent reports whether the verified grant res was already spent. A grant
+// recalled from its approval request may have been presented and spent by
+// an earlier call; that call's approval is used, and this call asks anew
+// (decision 0113). Only Spend proves a spend: false here promises nothing.
+func (v *Verifier) Spent(ctx context.Context, res Result) (bool, error) {
+	if res.key == "" {
+		return false, errors.New("grant: asked whether a grant that did not verify was spent")
+	}
+	return v.spender.Spent(ctx, res.key)
+}
+
 // checkClaims is every check of design 7.9 but the spend, cheapest first.
 func (v *Verifier) checkClaims(c *claims, p *call.Principal, t *call.Tool, approval *toolv1.ToolPolicy_Approval, req protoreflect.Message) error {
 	if c.issuer != v.issuer {

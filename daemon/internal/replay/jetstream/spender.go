@@ -84,6 +84,12 @@ func (s *Spender) Spend(ctx context.Context, key, callID string) error {
 	}
 }
 
+// Spent reports whether key holds a record, read from the stream's leader.
+func (s *Spender) Spent(ctx context.Context, key string) (bool, error) {
+	_, found, err := s.owner(ctx, "$KV."+s.bucket+"."+key)
+	return found, err
+}
+
 // whose resolves a key that holds a record: nil when the record is this
 // call's, replay.ErrSpent when it is another's — or when it cannot be read
 // before ctx ends, since a record is there and the call is refused either

@@ -22,8 +22,14 @@ func TestAGrantIsSpentOnceAndItsReplayIsSpent(t *testing.T) {
 	s := replayjs.New(js, wire.GrantsSpentBucket)
 	key := replay.Key("https://approvals.example", "g-1")
 
+	if spent, err := s.Spent(bounded(t), key); err != nil || spent {
+		t.Fatalf("Spent before any Spend = %v, %v", spent, err)
+	}
 	if err := s.Spend(bounded(t), key, "call-1"); err != nil {
 		t.Fatalf("first Spend = %v", err)
+	}
+	if spent, err := s.Spent(bounded(t), key); err != nil || !spent {
+		t.Fatalf("Spent after the Spend = %v, %v", spent, err)
 	}
 	if err := s.Spend(bounded(t), key, "call-2"); !errors.Is(err, replay.ErrSpent) {
 		t.Fatalf("Spend by call-2 after call-1 = %v, want replay.ErrSpent", err)

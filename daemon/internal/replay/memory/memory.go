@@ -42,6 +42,18 @@ func (s *Spender) Spend(_ context.Context, key, callID string) error {
 	return nil
 }
 
+// Spent reports whether key was spent; the error given to Fail when one
+// was.
+func (s *Spender) Spent(_ context.Context, key string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return false, s.fail
+	}
+	_, ok := s.spent[key]
+	return ok, nil
+}
+
 // Fail makes every later Spend return err without spending anything, as a
 // bucket that cannot be written would; Fail(nil) makes Spend work again.
 func (s *Spender) Fail(err error) {

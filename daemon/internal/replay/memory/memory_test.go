@@ -29,6 +29,12 @@ func TestAKeyIsSpentOnceAndThenRefusedAsSpent(t *testing.T) {
 	if got := s.Spends(); !slices.Equal(got, []string{"k", "other"}) {
 		t.Errorf("Spends = %q, want k then other", got)
 	}
+	if spent, err := s.Spent(t.Context(), "k"); err != nil || !spent {
+		t.Errorf("Spent(k) = %v, %v", spent, err)
+	}
+	if spent, err := s.Spent(t.Context(), "never"); err != nil || spent {
+		t.Errorf("Spent(never) = %v, %v", spent, err)
+	}
 	if !s.Has("k") || s.Has("never") {
 		t.Errorf("Has(k) = %v, Has(never) = %v", s.Has("k"), s.Has("never"))
 	}
