@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -14,27 +13,22 @@ import (
 	"github.com/garm-dev/garm/approvals/pending"
 	garmd "github.com/garm-dev/garm/daemon"
 	"github.com/garm-dev/garm/ledger/sealer"
+	"github.com/garm-dev/garm/runtime/garmtool"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-const busUsage = "init --nats URL [--nats-creds FILE | --nats-nkey FILE] [--nats-tls-ca FILE …] [--replicas N] [--approvals] [--ledger-heads]"
+const busUsage = "init [--nats URL] [--nats-creds FILE | --nats-nkey FILE | --nats-user-file FILE] [--nats-tls-ca FILE] [--replicas N] [--grants-ttl D] [--approvals] [--ledger-heads]"
 
-// busOptions are garm bus init's flags.
+// busOptions are garm bus init's flags: the bus as garmd reaches it (the
+// same connection flags), and what to create.
 type busOptions struct {
-	natsURL, creds, nkey string
-	cas                  stringsFlag
-	replicas             int
-	grantsTTL            time.Duration
-	approvals, heads     bool
+	bus              garmtool.BusFlags
+	replicas         int
+	grantsTTL        time.Duration
+	approvals, heads bool
 }
-
-// stringsFlag is a flag given any number of times.
-type stringsFlag []string
-
-func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
-func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
 
 // runBus is garm bus: today only init.
 func runBus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -46,12 +40,10 @@ func runBus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("garm bus init", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o busOptions
-	fs.StringVar(&o.natsURL, "nats", os.Getenv("GARM_NATS"), "the bus's `url` ($GARM_NATS); required")
-	fs.StringVar(&o.creds, "nats-creds", "", "the operator's bus identity: a credentials `file`")
-	fs.StringVar(&o.nkey, "nats-nkey", "", "the operator's bus identity: an nkey seed `file`")
-	fs.Var(&o.cas, "nats-tls-ca", "trust the bus's certificate from this CA `file` (repeatable)")
-	fs.IntVar(&o.replicas, "replicas", 1, "how many copies JetStream keeps of each `n`ew stream and bucket (3 on a cluster)")
-	fs.DurationVar(&o.grantsTTL, "grants-ttl", 0, "how long the spent-grant bucket keeps a spent grant (0: for ever); at least the longest max_grant_age_seconds plus 60s")
+	o.bus.URL = os.Getenv("GARM_NATS")
+	o.bus.Register(fs)
+	fs.IntVar(&o.replicas, "replicas", 1, "how many copies JetStream keeps of each stream and bucket it creates (`n`, 3 on a cluster)")
+	fs.DurationVar(&o.grantsTTL, "grants-ttl", 0, "how long a new spent-grant bucket keeps a spent grant (0: for ever); at least the longest max_grant_age_seconds plus 60s")
 	fs.BoolVar(&o.approvals, "approvals", false, "also the approvals bucket "+pending.Bucket+" (garmd --approvals)")
 	fs.BoolVar(&o.heads, "ledger-heads", false, "also the sealer's head stream "+sealer.HeadStream)
 	if err := fs.Parse(args[1:]); errors.Is(err, flag.ErrHelp) {
@@ -59,16 +51,27 @@ func runBus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else if err != nil {
 		return exitUsage
 	}
-	if problems := o.check(); len(problems) > 0 || fs.NArg() > 0 {
+	opts, err := o.bus.ConnectOptions()
+	var problems []string
+	if err != nil {
+		problems = append(problems, oneLine(err))
+	}
+	if o.replicas < 1 || o.replicas > 5 {
+		problems = append(problems, fmt.Sprintf("--replicas is %d; JetStream keeps 1 to 5 copies", o.replicas))
+	}
+	if o.grantsTTL < 0 {
+		problems = append(problems, "--grants-ttl must not be negative")
+	}
+	if len(problems) > 0 || fs.NArg() > 0 {
 		for _, p := range problems {
 			fmt.Fprintln(stderr, "garm bus init:", p)
 		}
 		fmt.Fprintln(stderr, "usage: garm bus "+busUsage)
 		return exitUsage
 	}
-	nc, err := o.connect()
+	nc, err := nats.Connect(o.bus.URL, append(opts, nats.Name("garm bus init"))...)
 	if err != nil {
-		fmt.Fprintln(stderr, "garm bus init:", err)
+		fmt.Fprintf(stderr, "garm bus init: connecting to %s: %v\n", o.bus.URL, err)
 		return exitFailed
 	}
 	defer nc.Close()
@@ -83,52 +86,6 @@ func runBus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return exitOK
-}
-
-// check reports every problem with the flags at once.
-func (o *busOptions) check() []string {
-	var p []string
-	if o.natsURL == "" {
-		p = append(p, "name the bus with --nats")
-	}
-	for _, s := range strings.Split(o.natsURL, ",") {
-		if u, err := url.Parse(strings.TrimSpace(s)); err == nil && u.User != nil {
-			p = append(p, "the --nats URL carries a user, password or token; give the identity as a file with --nats-creds or --nats-nkey")
-			break
-		}
-	}
-	if o.creds != "" && o.nkey != "" {
-		p = append(p, "give one identity: --nats-creds or --nats-nkey, not both")
-	}
-	if o.replicas < 1 || o.replicas > 5 {
-		p = append(p, fmt.Sprintf("--replicas is %d; JetStream keeps 1 to 5 copies", o.replicas))
-	}
-	if o.grantsTTL < 0 {
-		p = append(p, "--grants-ttl must not be negative")
-	}
-	return p
-}
-
-func (o *busOptions) connect() (*nats.Conn, error) {
-	opts := []nats.Option{nats.Name("garm bus init")}
-	switch {
-	case o.creds != "":
-		opts = append(opts, nats.UserCredentials(o.creds))
-	case o.nkey != "":
-		opt, err := nats.NkeyOptionFromSeed(o.nkey)
-		if err != nil {
-			return nil, fmt.Errorf("--nats-nkey: %w", err)
-		}
-		opts = append(opts, opt)
-	}
-	if len(o.cas) > 0 {
-		opts = append(opts, nats.RootCAs(o.cas...))
-	}
-	nc, err := nats.Connect(o.natsURL, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", o.natsURL, err)
-	}
-	return nc, nil
 }
 
 // busInit brings every object o names to what garmd needs, writing one

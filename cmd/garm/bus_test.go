@@ -139,7 +139,7 @@ func TestBusInitRefusesToFenceABucketWhoseFenceWouldDropRecords(t *testing.T) {
 func TestBusInitRefusesASecretInTheURLBeforeConnecting(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"bus", "init", "--nats", "nats://admin:hunter2@127.0.0.1:1"}, &out, &errb)
-	if code != exitUsage || !strings.Contains(errb.String(), "--nats-creds") {
-		t.Errorf("exit %d, %q; want a usage refusal pointing at --nats-creds", code, errb.String())
+	if code != exitUsage || !strings.Contains(errb.String(), "--nats-user-file") {
+		t.Errorf("exit %d, %q; want a usage refusal pointing at a credentials file", code, errb.String())
 	}
 }
