@@ -3,14 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/garm-dev/garm/approvals/pending"
 	garmd "github.com/garm-dev/garm/daemon"
 	"github.com/garm-dev/garm/ledger/sealer"
 	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"github.com/garm-dev/garm/runtime/wire"
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -141,5 +145,32 @@ func TestBusInitRefusesASecretInTheURLBeforeConnecting(t *testing.T) {
 	code := run(context.Background(), []string{"bus", "init", "--nats", "nats://admin:hunter2@127.0.0.1:1"}, &out, &errb)
 	if code != exitUsage || !strings.Contains(errb.String(), "--nats-user-file") {
 		t.Errorf("exit %d, %q; want a usage refusal pointing at a credentials file", code, errb.String())
+	}
+}
+
+func TestBusInitAuthenticatesWithTheRecipesUserFile(t *testing.T) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
+		NoSigs: true, Users: []*server.User{{Username: "admin", Password: "s3cret-from-a-file"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	t.Cleanup(s.Shutdown)
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server did not start")
+	}
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "admin.user"), filepath.Join(dir, "wrong.user")
+	if err := os.WriteFile(good, []byte("admin\ns3cret-from-a-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("admin\nguessed\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := busInitRun(t, s.ClientURL(), "--nats-user-file", bad); code != exitFailed {
+		t.Errorf("a wrong password: exit %d, want %d", code, exitFailed)
+	}
+	if code, lines := busInitRun(t, s.ClientURL(), "--nats-user-file", good); code != exitOK || len(lines) != 4 {
+		t.Errorf("the admin's user file: exit %d, %d lines; want 0 and 4", code, len(lines))
 	}
 }
