@@ -30,8 +30,14 @@
 // (docs/conformance.md); --exec starts the service itself so drain and
 // restart are checked too.
 //
+// garm bus init is the operator's one admin step on a deployed bus: it
+// creates every stream and bucket garmd needs, already fenced, with the
+// replica count given, fences an existing bucket when that drops no record,
+// and confirms each with the check its reader runs at start (decision 0119).
+//
 // It lives at cmd/garm in the repository's one module, so that `go
 // install …/cmd/garm@version` is the whole installation (decision 0047).
 // It is a developer's command: garm dev links the NATS server, and nothing
-// here is for a deployment, whose programs are garmd and the tool services.
+// here but garm bus init is for a deployment, whose programs are garmd and
+// the tool services.
 package main
