@@ -52,7 +52,7 @@ func Rules(env *instance.Env, t *Tool) []Rule {
 			if err != nil {
 				break
 			}
-			if _, cerr := singularPath(resp, c); cerr != nil {
+			if _, cerr := SingularPath(resp, c); cerr != nil {
 				err = fmt.Errorf("clear_on_removal %q: %w", c, cerr)
 			}
 		}
@@ -69,7 +69,7 @@ func Rules(env *instance.Env, t *Tool) []Rule {
 // FilterRow is the element message of the repeated message field a filter
 // names, reached from the answer through singular message fields.
 func FilterRow(answer protoreflect.MessageDescriptor, field string) (protoreflect.MessageDescriptor, error) {
-	fds, err := singularPath(answer, field)
+	fds, err := SingularPath(answer, field)
 	if err != nil {
 		return nil, err
 	}
@@ -80,9 +80,10 @@ func FilterRow(answer protoreflect.MessageDescriptor, field string) (protoreflec
 	return last.Message(), nil
 }
 
-// singularPath resolves a dotted path from md whose every step but the last
-// is a singular message field.
-func singularPath(md protoreflect.MessageDescriptor, path string) ([]protoreflect.FieldDescriptor, error) {
+// SingularPath resolves a dotted path from md whose every step but the last
+// is a singular message field: a filter's field and its clear_on_removal
+// paths, read the same by the build and by garmd.
+func SingularPath(md protoreflect.MessageDescriptor, path string) ([]protoreflect.FieldDescriptor, error) {
 	if path == "" {
 		return nil, fmt.Errorf("no field is named")
 	}

@@ -2,11 +2,11 @@ package instance
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/garm-dev/garm/daemon/internal/call"
 	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"github.com/garm-dev/garm/protoc-gen-garm/compile"
 	celrule "github.com/garm-dev/garm/protoc-gen-garm/compile/instance"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -177,13 +177,15 @@ func (c *compiler) filter(f *toolv1.RowFilter) Filter {
 	if !c.declare(f.GetId()) {
 		return out
 	}
-	var err error
-	if out.path, err = resolve(c.tool.Output, f.GetField(), true); err != nil {
+	// The paths are read as the build reads them (compile.FilterRow,
+	// compile.SingularPath): a catalogue the build accepts mounts.
+	if _, err := compile.FilterRow(c.tool.Output, f.GetField()); err != nil {
 		c.problem(f.GetId(), "filters %q: %v", f.GetField(), err)
 		return out
 	}
+	out.path, _ = compile.SingularPath(c.tool.Output, f.GetField())
 	for _, p := range f.GetClearOnRemoval() {
-		path, err := resolve(c.tool.Output, p, false)
+		path, err := compile.SingularPath(c.tool.Output, p)
 		if err != nil {
 			c.problem(f.GetId(), "clears %q: %v", p, err)
 			return out
@@ -214,42 +216,6 @@ func (c *compiler) compile(id string, phase planv1.RulePhase, answer protoreflec
 	}
 	c.r.programs[key] = p
 	return p
-}
-
-// resolve is the dotted path from md through singular message fields; its
-// last field is a repeated message field when repeated is true, and
-// singular (any kind) otherwise.
-func resolve(md protoreflect.MessageDescriptor, path string, repeated bool) ([]protoreflect.FieldDescriptor, error) {
-	if path == "" {
-		return nil, fmt.Errorf("no field is named")
-	}
-	names := strings.Split(path, ".")
-	out := make([]protoreflect.FieldDescriptor, 0, len(names))
-	for i, name := range names {
-		if md == nil {
-			return nil, fmt.Errorf("%s is not a message", strings.Join(names[:i], "."))
-		}
-		fd := md.Fields().ByName(protoreflect.Name(name))
-		if fd == nil {
-			return nil, fmt.Errorf("%s has no field %s", md.FullName(), name)
-		}
-		out = append(out, fd)
-		last := i == len(names)-1
-		switch {
-		case last && repeated:
-			if !fd.IsList() || fd.Message() == nil {
-				return nil, fmt.Errorf("%s is not a repeated message field", path)
-			}
-		case last:
-			if fd.IsList() || fd.IsMap() {
-				return nil, fmt.Errorf("%s is not a singular field", path)
-			}
-		case fd.IsList() || fd.IsMap() || fd.Message() == nil:
-			return nil, fmt.Errorf("%s is not a singular message field", strings.Join(names[:i+1], "."))
-		}
-		md = fd.Message()
-	}
-	return out, nil
 }
 
 // ruleID reports whether id matches ^[a-z][a-z0-9_]{0,63}$.
