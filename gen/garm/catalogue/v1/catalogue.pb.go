@@ -70,7 +70,11 @@ type Catalogue struct {
 	Plans []*v11.PackagePlan `protobuf:"bytes,8,rep,name=plans,proto3" json:"plans,omitempty"`
 	// The declared principal attributes, sorted by name. garmd binds only these
 	// from a token's garm.attrs, and instance rules read only these.
-	Attributes    []*v1.Attribute `protobuf:"bytes,9,rep,name=attributes,proto3" json:"attributes,omitempty"`
+	Attributes []*v1.Attribute `protobuf:"bytes,9,rep,name=attributes,proto3" json:"attributes,omitempty"`
+	// Every tool's effective limits: the contract's, tightened or added to by
+	// the deployment's catalogue.yaml, sorted by tool then id. garmd enforces
+	// these and only these.
+	Limits        []*v11.LimitPlan `protobuf:"bytes,10,rep,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -168,6 +172,13 @@ func (x *Catalogue) GetAttributes() []*v1.Attribute {
 	return nil
 }
 
+func (x *Catalogue) GetLimits() []*v11.LimitPlan {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
 // Provenance records who built a catalogue, from what and when. It is
 // informational: garmd prints it and garm-catalogue inspect shows it; nothing
 // decides on it.
@@ -249,7 +260,7 @@ var File_garm_catalogue_v1_catalogue_proto protoreflect.FileDescriptor
 
 const file_garm_catalogue_v1_catalogue_proto_rawDesc = "" +
 	"\n" +
-	"!garm/catalogue/v1/catalogue.proto\x12\x11garm.catalogue.v1\x1a\x17garm/plan/v1/plan.proto\x1a\x17garm/tool/v1/tool.proto\x1a google/protobuf/descriptor.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc3\x05\n" +
+	"!garm/catalogue/v1/catalogue.proto\x12\x11garm.catalogue.v1\x1a\x17garm/plan/v1/plan.proto\x1a\x17garm/tool/v1/tool.proto\x1a google/protobuf/descriptor.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf4\x05\n" +
 	"\tCatalogue\x12:\n" +
 	"\x19annotation_schema_version\x18\x01 \x01(\rR\x17annotationSchemaVersion\x128\n" +
 	"\x05files\x18\x02 \x01(\v2\".google.protobuf.FileDescriptorSetR\x05files\x126\n" +
@@ -264,7 +275,9 @@ const file_garm_catalogue_v1_catalogue_proto_rawDesc = "" +
 	"\x05plans\x18\b \x03(\v2\x19.garm.plan.v1.PackagePlanR\x05plans\x127\n" +
 	"\n" +
 	"attributes\x18\t \x03(\v2\x17.garm.tool.v1.AttributeR\n" +
-	"attributes\x1a<\n" +
+	"attributes\x12/\n" +
+	"\x06limits\x18\n" +
+	" \x03(\v2\x17.garm.plan.v1.LimitPlanR\x06limits\x1a<\n" +
 	"\x0eFieldDocsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aC\n" +
@@ -300,23 +313,25 @@ var file_garm_catalogue_v1_catalogue_proto_goTypes = []any{
 	(*v1.Decl)(nil),                        // 5: garm.tool.v1.Decl
 	(*v11.PackagePlan)(nil),                // 6: garm.plan.v1.PackagePlan
 	(*v1.Attribute)(nil),                   // 7: garm.tool.v1.Attribute
-	(*timestamppb.Timestamp)(nil),          // 8: google.protobuf.Timestamp
+	(*v11.LimitPlan)(nil),                  // 8: garm.plan.v1.LimitPlan
+	(*timestamppb.Timestamp)(nil),          // 9: google.protobuf.Timestamp
 }
 var file_garm_catalogue_v1_catalogue_proto_depIdxs = []int32{
-	4, // 0: garm.catalogue.v1.Catalogue.files:type_name -> google.protobuf.FileDescriptorSet
-	5, // 1: garm.catalogue.v1.Catalogue.compartments:type_name -> garm.tool.v1.Decl
-	5, // 2: garm.catalogue.v1.Catalogue.tool_sets:type_name -> garm.tool.v1.Decl
-	1, // 3: garm.catalogue.v1.Catalogue.provenance:type_name -> garm.catalogue.v1.Provenance
-	2, // 4: garm.catalogue.v1.Catalogue.field_docs:type_name -> garm.catalogue.v1.Catalogue.FieldDocsEntry
-	3, // 5: garm.catalogue.v1.Catalogue.descriptor_hashes:type_name -> garm.catalogue.v1.Catalogue.DescriptorHashesEntry
-	6, // 6: garm.catalogue.v1.Catalogue.plans:type_name -> garm.plan.v1.PackagePlan
-	7, // 7: garm.catalogue.v1.Catalogue.attributes:type_name -> garm.tool.v1.Attribute
-	8, // 8: garm.catalogue.v1.Provenance.built_at:type_name -> google.protobuf.Timestamp
-	9, // [9:9] is the sub-list for method output_type
-	9, // [9:9] is the sub-list for method input_type
-	9, // [9:9] is the sub-list for extension type_name
-	9, // [9:9] is the sub-list for extension extendee
-	0, // [0:9] is the sub-list for field type_name
+	4,  // 0: garm.catalogue.v1.Catalogue.files:type_name -> google.protobuf.FileDescriptorSet
+	5,  // 1: garm.catalogue.v1.Catalogue.compartments:type_name -> garm.tool.v1.Decl
+	5,  // 2: garm.catalogue.v1.Catalogue.tool_sets:type_name -> garm.tool.v1.Decl
+	1,  // 3: garm.catalogue.v1.Catalogue.provenance:type_name -> garm.catalogue.v1.Provenance
+	2,  // 4: garm.catalogue.v1.Catalogue.field_docs:type_name -> garm.catalogue.v1.Catalogue.FieldDocsEntry
+	3,  // 5: garm.catalogue.v1.Catalogue.descriptor_hashes:type_name -> garm.catalogue.v1.Catalogue.DescriptorHashesEntry
+	6,  // 6: garm.catalogue.v1.Catalogue.plans:type_name -> garm.plan.v1.PackagePlan
+	7,  // 7: garm.catalogue.v1.Catalogue.attributes:type_name -> garm.tool.v1.Attribute
+	8,  // 8: garm.catalogue.v1.Catalogue.limits:type_name -> garm.plan.v1.LimitPlan
+	9,  // 9: garm.catalogue.v1.Provenance.built_at:type_name -> google.protobuf.Timestamp
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_garm_catalogue_v1_catalogue_proto_init() }

@@ -130,8 +130,14 @@ type Event struct {
 	// "overflow", "division_by_zero", "not_bool", "other". Never a value and
 	// never the evaluator's text.
 	RuleErrorClass string `protobuf:"bytes,81,opt,name=rule_error_class,json=ruleErrorClass,proto3" json:"rule_error_class,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The id of the limit that refused the call (error kind rate_limited or
+	// limit_unavailable); empty when none did.
+	LimitId string `protobuf:"bytes,82,opt,name=limit_id,json=limitId,proto3" json:"limit_id,omitempty"`
+	// The parts of that limit's key, as "tenant", "subject", "agent", "tool"
+	// joined by "+". Never the key's values.
+	LimitKey      string `protobuf:"bytes,83,opt,name=limit_key,json=limitKey,proto3" json:"limit_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Event) Reset() {
@@ -409,6 +415,20 @@ func (x *Event) GetRuleErrorClass() string {
 	return ""
 }
 
+func (x *Event) GetLimitId() string {
+	if x != nil {
+		return x.LimitId
+	}
+	return ""
+}
+
+func (x *Event) GetLimitKey() string {
+	if x != nil {
+		return x.LimitKey
+	}
+	return ""
+}
+
 // Batch frames ledger rows on the GARM_LEDGER stream: garmd publishes the rows
 // of one subject together, and a reader unpacks them in order.
 type Batch struct {
@@ -460,7 +480,7 @@ var File_garm_ledger_v1_event_proto protoreflect.FileDescriptor
 
 const file_garm_ledger_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x1agarm/ledger/v1/event.proto\x12\x0egarm.ledger.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc1\n" +
+	"\x1agarm/ledger/v1/event.proto\x12\x0egarm.ledger.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf9\n" +
 	"\n" +
 	"\x05Event\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12.\n" +
@@ -502,7 +522,9 @@ const file_garm_ledger_v1_event_proto_rawDesc = "" +
 	"\rrows_filtered\x18N \x01(\rR\frowsFiltered\x12'\n" +
 	"\x0ffilters_applied\x18O \x03(\tR\x0efiltersApplied\x12.\n" +
 	"\x13audit_only_verdicts\x18P \x03(\tR\x11auditOnlyVerdicts\x12(\n" +
-	"\x10rule_error_class\x18Q \x01(\tR\x0eruleErrorClass\x1a7\n" +
+	"\x10rule_error_class\x18Q \x01(\tR\x0eruleErrorClass\x12\x19\n" +
+	"\blimit_id\x18R \x01(\tR\alimitId\x12\x1b\n" +
+	"\tlimit_key\x18S \x01(\tR\blimitKey\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01J\x04\b\x14\x10!J\x04\b\"\x10*J\x04\b2\x10<\"6\n" +

@@ -157,6 +157,63 @@ func (RulePhase) EnumDescriptor() ([]byte, []int) {
 	return file_garm_plan_v1_plan_proto_rawDescGZIP(), []int{1}
 }
 
+// LimitOrigin says where an effective limit was declared.
+type LimitOrigin int32
+
+const (
+	// Not given; never valid.
+	LimitOrigin_LIMIT_ORIGIN_UNSPECIFIED LimitOrigin = 0
+	// In the tool's contract (ToolPolicy.limits), unchanged.
+	LimitOrigin_LIMIT_ORIGIN_CONTRACT LimitOrigin = 1
+	// In the contract, tightened by the deployment's catalogue.yaml.
+	LimitOrigin_LIMIT_ORIGIN_TIGHTENED LimitOrigin = 2
+	// Added by the deployment's catalogue.yaml.
+	LimitOrigin_LIMIT_ORIGIN_DEPLOYMENT LimitOrigin = 3
+)
+
+// Enum value maps for LimitOrigin.
+var (
+	LimitOrigin_name = map[int32]string{
+		0: "LIMIT_ORIGIN_UNSPECIFIED",
+		1: "LIMIT_ORIGIN_CONTRACT",
+		2: "LIMIT_ORIGIN_TIGHTENED",
+		3: "LIMIT_ORIGIN_DEPLOYMENT",
+	}
+	LimitOrigin_value = map[string]int32{
+		"LIMIT_ORIGIN_UNSPECIFIED": 0,
+		"LIMIT_ORIGIN_CONTRACT":    1,
+		"LIMIT_ORIGIN_TIGHTENED":   2,
+		"LIMIT_ORIGIN_DEPLOYMENT":  3,
+	}
+)
+
+func (x LimitOrigin) Enum() *LimitOrigin {
+	p := new(LimitOrigin)
+	*p = x
+	return p
+}
+
+func (x LimitOrigin) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (LimitOrigin) Descriptor() protoreflect.EnumDescriptor {
+	return file_garm_plan_v1_plan_proto_enumTypes[2].Descriptor()
+}
+
+func (LimitOrigin) Type() protoreflect.EnumType {
+	return &file_garm_plan_v1_plan_proto_enumTypes[2]
+}
+
+func (x LimitOrigin) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use LimitOrigin.Descriptor instead.
+func (LimitOrigin) EnumDescriptor() ([]byte, []int) {
+	return file_garm_plan_v1_plan_proto_rawDescGZIP(), []int{2}
+}
+
 // MessagePlan is the plan of one tool input or output message. garmd resolves
 // it per caller shape (clearance and compartments) into the rules that caller
 // is denied, and assembles the caller's schema from its fragments.
@@ -533,6 +590,80 @@ func (x *RulePlan) GetAuditOnly() bool {
 	return false
 }
 
+// LimitPlan is one effective limit of one tool, resolved at catalogue build.
+type LimitPlan struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tool's FQN ("payments.v1.initiate_payment").
+	Tool string `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
+	// The limit as enforced, with cost resolved (never 0 for a rate).
+	Limit *v1.Limit `protobuf:"bytes,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Where it was declared.
+	Origin LimitOrigin `protobuf:"varint,3,opt,name=origin,proto3,enum=garm.plan.v1.LimitOrigin" json:"origin,omitempty"`
+	// For LIMIT_ORIGIN_TIGHTENED: the contract's limit it tightens, so diff
+	// and garmd can check that a deployment never loosens a contract.
+	Contract      *v1.Limit `protobuf:"bytes,4,opt,name=contract,proto3" json:"contract,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LimitPlan) Reset() {
+	*x = LimitPlan{}
+	mi := &file_garm_plan_v1_plan_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LimitPlan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LimitPlan) ProtoMessage() {}
+
+func (x *LimitPlan) ProtoReflect() protoreflect.Message {
+	mi := &file_garm_plan_v1_plan_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LimitPlan.ProtoReflect.Descriptor instead.
+func (*LimitPlan) Descriptor() ([]byte, []int) {
+	return file_garm_plan_v1_plan_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *LimitPlan) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *LimitPlan) GetLimit() *v1.Limit {
+	if x != nil {
+		return x.Limit
+	}
+	return nil
+}
+
+func (x *LimitPlan) GetOrigin() LimitOrigin {
+	if x != nil {
+		return x.Origin
+	}
+	return LimitOrigin_LIMIT_ORIGIN_UNSPECIFIED
+}
+
+func (x *LimitPlan) GetContract() *v1.Limit {
+	if x != nil {
+		return x.Contract
+	}
+	return nil
+}
+
 var File_garm_plan_v1_plan_proto protoreflect.FileDescriptor
 
 const file_garm_plan_v1_plan_proto_rawDesc = "" +
@@ -567,7 +698,12 @@ const file_garm_plan_v1_plan_proto_rawDesc = "" +
 	"\n" +
 	"cost_bound\x18\x05 \x01(\x04R\tcostBound\x12\x1d\n" +
 	"\n" +
-	"audit_only\x18\x06 \x01(\bR\tauditOnly*\x90\x01\n" +
+	"audit_only\x18\x06 \x01(\bR\tauditOnly\"\xae\x01\n" +
+	"\tLimitPlan\x12\x12\n" +
+	"\x04tool\x18\x01 \x01(\tR\x04tool\x12)\n" +
+	"\x05limit\x18\x02 \x01(\v2\x13.garm.tool.v1.LimitR\x05limit\x121\n" +
+	"\x06origin\x18\x03 \x01(\x0e2\x19.garm.plan.v1.LimitOriginR\x06origin\x12/\n" +
+	"\bcontract\x18\x04 \x01(\v2\x13.garm.tool.v1.LimitR\bcontract*\x90\x01\n" +
 	"\tContainer\x12\x19\n" +
 	"\x15CONTAINER_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eCONTAINER_LEAF\x10\x01\x12\x15\n" +
@@ -578,7 +714,12 @@ const file_garm_plan_v1_plan_proto_rawDesc = "" +
 	"\x16RULE_PHASE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12RULE_PHASE_REQUIRE\x10\x01\x12\x15\n" +
 	"\x11RULE_PHASE_REVEAL\x10\x02\x12\x15\n" +
-	"\x11RULE_PHASE_FILTER\x10\x03B2Z0github.com/garm-dev/garm/gen/garm/plan/v1;planv1b\x06proto3"
+	"\x11RULE_PHASE_FILTER\x10\x03*\x7f\n" +
+	"\vLimitOrigin\x12\x1c\n" +
+	"\x18LIMIT_ORIGIN_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15LIMIT_ORIGIN_CONTRACT\x10\x01\x12\x1a\n" +
+	"\x16LIMIT_ORIGIN_TIGHTENED\x10\x02\x12\x1b\n" +
+	"\x17LIMIT_ORIGIN_DEPLOYMENT\x10\x03B2Z0github.com/garm-dev/garm/gen/garm/plan/v1;planv1b\x06proto3"
 
 var (
 	file_garm_plan_v1_plan_proto_rawDescOnce sync.Once
@@ -592,32 +733,38 @@ func file_garm_plan_v1_plan_proto_rawDescGZIP() []byte {
 	return file_garm_plan_v1_plan_proto_rawDescData
 }
 
-var file_garm_plan_v1_plan_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_garm_plan_v1_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_garm_plan_v1_plan_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_garm_plan_v1_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_garm_plan_v1_plan_proto_goTypes = []any{
 	(Container)(0),       // 0: garm.plan.v1.Container
 	(RulePhase)(0),       // 1: garm.plan.v1.RulePhase
-	(*MessagePlan)(nil),  // 2: garm.plan.v1.MessagePlan
-	(*FieldRule)(nil),    // 3: garm.plan.v1.FieldRule
-	(*PackagePlan)(nil),  // 4: garm.plan.v1.PackagePlan
-	(*RulePlan)(nil),     // 5: garm.plan.v1.RulePlan
-	(v1.Clearance)(0),    // 6: garm.tool.v1.Clearance
-	(*v1.Redaction)(nil), // 7: garm.tool.v1.Redaction
+	(LimitOrigin)(0),     // 2: garm.plan.v1.LimitOrigin
+	(*MessagePlan)(nil),  // 3: garm.plan.v1.MessagePlan
+	(*FieldRule)(nil),    // 4: garm.plan.v1.FieldRule
+	(*PackagePlan)(nil),  // 5: garm.plan.v1.PackagePlan
+	(*RulePlan)(nil),     // 6: garm.plan.v1.RulePlan
+	(*LimitPlan)(nil),    // 7: garm.plan.v1.LimitPlan
+	(v1.Clearance)(0),    // 8: garm.tool.v1.Clearance
+	(*v1.Redaction)(nil), // 9: garm.tool.v1.Redaction
+	(*v1.Limit)(nil),     // 10: garm.tool.v1.Limit
 }
 var file_garm_plan_v1_plan_proto_depIdxs = []int32{
-	3, // 0: garm.plan.v1.MessagePlan.rules:type_name -> garm.plan.v1.FieldRule
-	6, // 1: garm.plan.v1.FieldRule.read:type_name -> garm.tool.v1.Clearance
-	6, // 2: garm.plan.v1.FieldRule.write:type_name -> garm.tool.v1.Clearance
-	7, // 3: garm.plan.v1.FieldRule.on_deny:type_name -> garm.tool.v1.Redaction
-	0, // 4: garm.plan.v1.FieldRule.container:type_name -> garm.plan.v1.Container
-	2, // 5: garm.plan.v1.PackagePlan.messages:type_name -> garm.plan.v1.MessagePlan
-	5, // 6: garm.plan.v1.PackagePlan.rules:type_name -> garm.plan.v1.RulePlan
-	1, // 7: garm.plan.v1.RulePlan.phase:type_name -> garm.plan.v1.RulePhase
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	4,  // 0: garm.plan.v1.MessagePlan.rules:type_name -> garm.plan.v1.FieldRule
+	8,  // 1: garm.plan.v1.FieldRule.read:type_name -> garm.tool.v1.Clearance
+	8,  // 2: garm.plan.v1.FieldRule.write:type_name -> garm.tool.v1.Clearance
+	9,  // 3: garm.plan.v1.FieldRule.on_deny:type_name -> garm.tool.v1.Redaction
+	0,  // 4: garm.plan.v1.FieldRule.container:type_name -> garm.plan.v1.Container
+	3,  // 5: garm.plan.v1.PackagePlan.messages:type_name -> garm.plan.v1.MessagePlan
+	6,  // 6: garm.plan.v1.PackagePlan.rules:type_name -> garm.plan.v1.RulePlan
+	1,  // 7: garm.plan.v1.RulePlan.phase:type_name -> garm.plan.v1.RulePhase
+	10, // 8: garm.plan.v1.LimitPlan.limit:type_name -> garm.tool.v1.Limit
+	2,  // 9: garm.plan.v1.LimitPlan.origin:type_name -> garm.plan.v1.LimitOrigin
+	10, // 10: garm.plan.v1.LimitPlan.contract:type_name -> garm.tool.v1.Limit
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_garm_plan_v1_plan_proto_init() }
@@ -630,8 +777,8 @@ func file_garm_plan_v1_plan_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_garm_plan_v1_plan_proto_rawDesc), len(file_garm_plan_v1_plan_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   4,
+			NumEnums:      3,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -552,6 +552,131 @@ func (ToolPolicy_Audit_Level) EnumDescriptor() ([]byte, []int) {
 	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{2, 3, 0}
 }
 
+// What a limit is counted per. Several parts make one key: (tenant,
+// subject) counts each subject of each tenant apart.
+type Limit_KeyPart int32
+
+const (
+	// Not given; never valid.
+	Limit_KEY_PART_UNSPECIFIED Limit_KeyPart = 0
+	// The caller's tenant.
+	Limit_KEY_PART_TENANT Limit_KeyPart = 1
+	// The subject: the person or service the call is made for.
+	Limit_KEY_PART_SUBJECT Limit_KeyPart = 2
+	// The agent: the innermost actor of a delegated call. A call that is not
+	// delegated has no agent, and a limit keyed on the agent does not apply
+	// to it.
+	Limit_KEY_PART_AGENT Limit_KeyPart = 3
+	// The tool itself: one count for every caller (a tool-wide limit).
+	Limit_KEY_PART_TOOL Limit_KeyPart = 4
+)
+
+// Enum value maps for Limit_KeyPart.
+var (
+	Limit_KeyPart_name = map[int32]string{
+		0: "KEY_PART_UNSPECIFIED",
+		1: "KEY_PART_TENANT",
+		2: "KEY_PART_SUBJECT",
+		3: "KEY_PART_AGENT",
+		4: "KEY_PART_TOOL",
+	}
+	Limit_KeyPart_value = map[string]int32{
+		"KEY_PART_UNSPECIFIED": 0,
+		"KEY_PART_TENANT":      1,
+		"KEY_PART_SUBJECT":     2,
+		"KEY_PART_AGENT":       3,
+		"KEY_PART_TOOL":        4,
+	}
+)
+
+func (x Limit_KeyPart) Enum() *Limit_KeyPart {
+	p := new(Limit_KeyPart)
+	*p = x
+	return p
+}
+
+func (x Limit_KeyPart) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Limit_KeyPart) Descriptor() protoreflect.EnumDescriptor {
+	return file_garm_tool_v1_tool_proto_enumTypes[9].Descriptor()
+}
+
+func (Limit_KeyPart) Type() protoreflect.EnumType {
+	return &file_garm_tool_v1_tool_proto_enumTypes[9]
+}
+
+func (x Limit_KeyPart) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Limit_KeyPart.Descriptor instead.
+func (Limit_KeyPart) EnumDescriptor() ([]byte, []int) {
+	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{3, 0}
+}
+
+// The span a rate is counted over.
+type Limit_Window int32
+
+const (
+	// Not given; never valid.
+	Limit_WINDOW_UNSPECIFIED Limit_Window = 0
+	// One second.
+	Limit_WINDOW_SECOND Limit_Window = 1
+	// One minute.
+	Limit_WINDOW_MINUTE Limit_Window = 2
+	// One hour.
+	Limit_WINDOW_HOUR Limit_Window = 3
+	// One day (UTC).
+	Limit_WINDOW_DAY Limit_Window = 4
+)
+
+// Enum value maps for Limit_Window.
+var (
+	Limit_Window_name = map[int32]string{
+		0: "WINDOW_UNSPECIFIED",
+		1: "WINDOW_SECOND",
+		2: "WINDOW_MINUTE",
+		3: "WINDOW_HOUR",
+		4: "WINDOW_DAY",
+	}
+	Limit_Window_value = map[string]int32{
+		"WINDOW_UNSPECIFIED": 0,
+		"WINDOW_SECOND":      1,
+		"WINDOW_MINUTE":      2,
+		"WINDOW_HOUR":        3,
+		"WINDOW_DAY":         4,
+	}
+)
+
+func (x Limit_Window) Enum() *Limit_Window {
+	p := new(Limit_Window)
+	*p = x
+	return p
+}
+
+func (x Limit_Window) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Limit_Window) Descriptor() protoreflect.EnumDescriptor {
+	return file_garm_tool_v1_tool_proto_enumTypes[10].Descriptor()
+}
+
+func (Limit_Window) Type() protoreflect.EnumType {
+	return &file_garm_tool_v1_tool_proto_enumTypes[10]
+}
+
+func (x Limit_Window) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Limit_Window.Descriptor instead.
+func (Limit_Window) EnumDescriptor() ([]byte, []int) {
+	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{3, 1}
+}
+
 // The JSON type an attribute's value must have in garm.attrs.
 type Attribute_Type int32
 
@@ -598,11 +723,11 @@ func (x Attribute_Type) String() string {
 }
 
 func (Attribute_Type) Descriptor() protoreflect.EnumDescriptor {
-	return file_garm_tool_v1_tool_proto_enumTypes[9].Descriptor()
+	return file_garm_tool_v1_tool_proto_enumTypes[11].Descriptor()
 }
 
 func (Attribute_Type) Type() protoreflect.EnumType {
-	return &file_garm_tool_v1_tool_proto_enumTypes[9]
+	return &file_garm_tool_v1_tool_proto_enumTypes[11]
 }
 
 func (x Attribute_Type) Number() protoreflect.EnumNumber {
@@ -611,7 +736,7 @@ func (x Attribute_Type) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Attribute_Type.Descriptor instead.
 func (Attribute_Type) EnumDescriptor() ([]byte, []int) {
-	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{5, 0}
+	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{6, 0}
 }
 
 // FieldPolicy classifies one field. protoc-gen-garm resolves it (the field's
@@ -973,7 +1098,11 @@ type ToolPolicy struct {
 	// request and the answer, enforced by garmd in chain steps 4 and 7.
 	Instance *InstancePolicy `protobuf:"bytes,11,opt,name=instance,proto3" json:"instance,omitempty"`
 	// Who the tool is listed for; empty means agents only.
-	Audience      []Audience `protobuf:"varint,14,rep,packed,name=audience,proto3,enum=garm.tool.v1.Audience" json:"audience,omitempty"`
+	Audience []Audience `protobuf:"varint,14,rep,packed,name=audience,proto3,enum=garm.tool.v1.Audience" json:"audience,omitempty"`
+	// How often and how many at once the tool may be called, per key. garmd
+	// enforces them after chain step 4 and before a grant is spent or the tool
+	// dispatched, exactly across replicas on the bus.
+	Limits        []*Limit `protobuf:"bytes,16,rep,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1106,6 +1235,150 @@ func (x *ToolPolicy) GetAudience() []Audience {
 	return nil
 }
 
+func (x *ToolPolicy) GetLimits() []*Limit {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+// Limit is one rate or concurrency bound on a tool's calls, counted per key.
+type Limit struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Names the limit on refusals (the 429's body), on the ledger, in metrics
+	// and in the listing: ^[a-z][a-z0-9_]{0,63}$, unique within the tool. A
+	// deployment tightens a contract's limit by naming its id.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// One sentence saying what the limit protects, shown to callers. Required.
+	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	// The parts of the key, each at most once. Required.
+	Key []Limit_KeyPart `protobuf:"varint,3,rep,packed,name=key,proto3,enum=garm.tool.v1.Limit_KeyPart" json:"key,omitempty"`
+	// The kind of bound: exactly one.
+	//
+	// Types that are valid to be assigned to Kind:
+	//
+	//	*Limit_Rate_
+	//	*Limit_Concurrency_
+	Kind isLimit_Kind `protobuf_oneof:"kind"`
+	// The units one call counts against a rate; 0 means 1. Not with a
+	// concurrency bound.
+	Cost uint32 `protobuf:"varint,6,opt,name=cost,proto3" json:"cost,omitempty"`
+	// A soft limit admits on a replica's local share when the bus cannot be
+	// reached, and may overshoot by a bounded share; a limit is hard (fail
+	// closed) unless it says soft.
+	Soft          bool `protobuf:"varint,7,opt,name=soft,proto3" json:"soft,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Limit) Reset() {
+	*x = Limit{}
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Limit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Limit) ProtoMessage() {}
+
+func (x *Limit) ProtoReflect() protoreflect.Message {
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Limit.ProtoReflect.Descriptor instead.
+func (*Limit) Descriptor() ([]byte, []int) {
+	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Limit) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Limit) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *Limit) GetKey() []Limit_KeyPart {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *Limit) GetKind() isLimit_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return nil
+}
+
+func (x *Limit) GetRate() *Limit_Rate {
+	if x != nil {
+		if x, ok := x.Kind.(*Limit_Rate_); ok {
+			return x.Rate
+		}
+	}
+	return nil
+}
+
+func (x *Limit) GetConcurrency() *Limit_Concurrency {
+	if x != nil {
+		if x, ok := x.Kind.(*Limit_Concurrency_); ok {
+			return x.Concurrency
+		}
+	}
+	return nil
+}
+
+func (x *Limit) GetCost() uint32 {
+	if x != nil {
+		return x.Cost
+	}
+	return 0
+}
+
+func (x *Limit) GetSoft() bool {
+	if x != nil {
+		return x.Soft
+	}
+	return false
+}
+
+type isLimit_Kind interface {
+	isLimit_Kind()
+}
+
+type Limit_Rate_ struct {
+	// A rate: units of cost per window.
+	Rate *Limit_Rate `protobuf:"bytes,4,opt,name=rate,proto3,oneof"`
+}
+
+type Limit_Concurrency_ struct {
+	// A concurrency bound: calls in flight.
+	Concurrency *Limit_Concurrency `protobuf:"bytes,5,opt,name=concurrency,proto3,oneof"`
+}
+
+func (*Limit_Rate_) isLimit_Kind() {}
+
+func (*Limit_Concurrency_) isLimit_Kind() {}
+
 // Decl declares one compartment or tool set by name.
 type Decl struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1120,7 +1393,7 @@ type Decl struct {
 
 func (x *Decl) Reset() {
 	*x = Decl{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[3]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1132,7 +1405,7 @@ func (x *Decl) String() string {
 func (*Decl) ProtoMessage() {}
 
 func (x *Decl) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[3]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1145,7 +1418,7 @@ func (x *Decl) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Decl.ProtoReflect.Descriptor instead.
 func (*Decl) Descriptor() ([]byte, []int) {
-	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{3}
+	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Decl) GetName() string {
@@ -1173,7 +1446,7 @@ type DeclSet struct {
 
 func (x *DeclSet) Reset() {
 	*x = DeclSet{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[4]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1185,7 +1458,7 @@ func (x *DeclSet) String() string {
 func (*DeclSet) ProtoMessage() {}
 
 func (x *DeclSet) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[4]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1198,7 +1471,7 @@ func (x *DeclSet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclSet.ProtoReflect.Descriptor instead.
 func (*DeclSet) Descriptor() ([]byte, []int) {
-	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{4}
+	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *DeclSet) GetDeclared() []*Decl {
@@ -1233,7 +1506,7 @@ type Attribute struct {
 
 func (x *Attribute) Reset() {
 	*x = Attribute{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[5]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1245,7 +1518,7 @@ func (x *Attribute) String() string {
 func (*Attribute) ProtoMessage() {}
 
 func (x *Attribute) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[5]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1258,7 +1531,7 @@ func (x *Attribute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attribute.ProtoReflect.Descriptor instead.
 func (*Attribute) Descriptor() ([]byte, []int) {
-	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{5}
+	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Attribute) GetName() string {
@@ -1307,7 +1580,7 @@ type AttributeSet struct {
 
 func (x *AttributeSet) Reset() {
 	*x = AttributeSet{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[6]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1319,7 +1592,7 @@ func (x *AttributeSet) String() string {
 func (*AttributeSet) ProtoMessage() {}
 
 func (x *AttributeSet) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[6]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1332,7 +1605,7 @@ func (x *AttributeSet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttributeSet.ProtoReflect.Descriptor instead.
 func (*AttributeSet) Descriptor() ([]byte, []int) {
-	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{6}
+	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AttributeSet) GetDeclared() []*Attribute {
@@ -1364,7 +1637,7 @@ type InstanceRule struct {
 
 func (x *InstanceRule) Reset() {
 	*x = InstanceRule{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[7]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1376,7 +1649,7 @@ func (x *InstanceRule) String() string {
 func (*InstanceRule) ProtoMessage() {}
 
 func (x *InstanceRule) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[7]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1389,7 +1662,7 @@ func (x *InstanceRule) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstanceRule.ProtoReflect.Descriptor instead.
 func (*InstanceRule) Descriptor() ([]byte, []int) {
-	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{7}
+	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *InstanceRule) GetId() string {
@@ -1447,7 +1720,7 @@ type RowFilter struct {
 
 func (x *RowFilter) Reset() {
 	*x = RowFilter{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[8]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1459,7 +1732,7 @@ func (x *RowFilter) String() string {
 func (*RowFilter) ProtoMessage() {}
 
 func (x *RowFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[8]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1472,7 +1745,7 @@ func (x *RowFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RowFilter.ProtoReflect.Descriptor instead.
 func (*RowFilter) Descriptor() ([]byte, []int) {
-	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{8}
+	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RowFilter) GetId() string {
@@ -1534,7 +1807,7 @@ type InstancePolicy struct {
 
 func (x *InstancePolicy) Reset() {
 	*x = InstancePolicy{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[9]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1546,7 +1819,7 @@ func (x *InstancePolicy) String() string {
 func (*InstancePolicy) ProtoMessage() {}
 
 func (x *InstancePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[9]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1559,7 +1832,7 @@ func (x *InstancePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstancePolicy.ProtoReflect.Descriptor instead.
 func (*InstancePolicy) Descriptor() ([]byte, []int) {
-	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{9}
+	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *InstancePolicy) GetRequire() []*InstanceRule {
@@ -1592,7 +1865,7 @@ type Redaction_Omit struct {
 
 func (x *Redaction_Omit) Reset() {
 	*x = Redaction_Omit{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[10]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1604,7 +1877,7 @@ func (x *Redaction_Omit) String() string {
 func (*Redaction_Omit) ProtoMessage() {}
 
 func (x *Redaction_Omit) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[10]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1631,7 +1904,7 @@ type Redaction_Mask struct {
 
 func (x *Redaction_Mask) Reset() {
 	*x = Redaction_Mask{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[11]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1643,7 +1916,7 @@ func (x *Redaction_Mask) String() string {
 func (*Redaction_Mask) ProtoMessage() {}
 
 func (x *Redaction_Mask) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[11]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1679,7 +1952,7 @@ type Redaction_Hash struct {
 
 func (x *Redaction_Hash) Reset() {
 	*x = Redaction_Hash{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[12]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1691,7 +1964,7 @@ func (x *Redaction_Hash) String() string {
 func (*Redaction_Hash) ProtoMessage() {}
 
 func (x *Redaction_Hash) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[12]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1723,7 +1996,7 @@ type Redaction_EmailDomain struct {
 
 func (x *Redaction_EmailDomain) Reset() {
 	*x = Redaction_EmailDomain{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[13]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1735,7 +2008,7 @@ func (x *Redaction_EmailDomain) String() string {
 func (*Redaction_EmailDomain) ProtoMessage() {}
 
 func (x *Redaction_EmailDomain) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[13]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1766,7 +2039,7 @@ type Redaction_KeepLast struct {
 
 func (x *Redaction_KeepLast) Reset() {
 	*x = Redaction_KeepLast{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[14]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1778,7 +2051,7 @@ func (x *Redaction_KeepLast) String() string {
 func (*Redaction_KeepLast) ProtoMessage() {}
 
 func (x *Redaction_KeepLast) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[14]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1830,7 +2103,7 @@ type Redaction_Truncate struct {
 
 func (x *Redaction_Truncate) Reset() {
 	*x = Redaction_Truncate{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[15]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1842,7 +2115,7 @@ func (x *Redaction_Truncate) String() string {
 func (*Redaction_Truncate) ProtoMessage() {}
 
 func (x *Redaction_Truncate) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[15]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1888,7 +2161,7 @@ type Redaction_CardBinLast4 struct {
 
 func (x *Redaction_CardBinLast4) Reset() {
 	*x = Redaction_CardBinLast4{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[16]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1900,7 +2173,7 @@ func (x *Redaction_CardBinLast4) String() string {
 func (*Redaction_CardBinLast4) ProtoMessage() {}
 
 func (x *Redaction_CardBinLast4) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[16]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1927,7 +2200,7 @@ type Redaction_IpPrefix struct {
 
 func (x *Redaction_IpPrefix) Reset() {
 	*x = Redaction_IpPrefix{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[17]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1939,7 +2212,7 @@ func (x *Redaction_IpPrefix) String() string {
 func (*Redaction_IpPrefix) ProtoMessage() {}
 
 func (x *Redaction_IpPrefix) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[17]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1971,7 +2244,7 @@ type Redaction_UrlOrigin struct {
 
 func (x *Redaction_UrlOrigin) Reset() {
 	*x = Redaction_UrlOrigin{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[18]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1983,7 +2256,7 @@ func (x *Redaction_UrlOrigin) String() string {
 func (*Redaction_UrlOrigin) ProtoMessage() {}
 
 func (x *Redaction_UrlOrigin) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[18]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2010,7 +2283,7 @@ type Redaction_DateGrain struct {
 
 func (x *Redaction_DateGrain) Reset() {
 	*x = Redaction_DateGrain{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[19]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2022,7 +2295,7 @@ func (x *Redaction_DateGrain) String() string {
 func (*Redaction_DateGrain) ProtoMessage() {}
 
 func (x *Redaction_DateGrain) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[19]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2063,7 +2336,7 @@ type ToolPolicy_Effects struct {
 
 func (x *ToolPolicy_Effects) Reset() {
 	*x = ToolPolicy_Effects{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[20]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2075,7 +2348,7 @@ func (x *ToolPolicy_Effects) String() string {
 func (*ToolPolicy_Effects) ProtoMessage() {}
 
 func (x *ToolPolicy_Effects) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[20]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2146,7 +2419,7 @@ type ToolPolicy_Approval struct {
 
 func (x *ToolPolicy_Approval) Reset() {
 	*x = ToolPolicy_Approval{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[21]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2158,7 +2431,7 @@ func (x *ToolPolicy_Approval) String() string {
 func (*ToolPolicy_Approval) ProtoMessage() {}
 
 func (x *ToolPolicy_Approval) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[21]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2240,7 +2513,7 @@ type ToolPolicy_Guidance struct {
 
 func (x *ToolPolicy_Guidance) Reset() {
 	*x = ToolPolicy_Guidance{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[22]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2252,7 +2525,7 @@ func (x *ToolPolicy_Guidance) String() string {
 func (*ToolPolicy_Guidance) ProtoMessage() {}
 
 func (x *ToolPolicy_Guidance) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[22]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2313,7 +2586,7 @@ type ToolPolicy_Audit struct {
 
 func (x *ToolPolicy_Audit) Reset() {
 	*x = ToolPolicy_Audit{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[23]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2325,7 +2598,7 @@ func (x *ToolPolicy_Audit) String() string {
 func (*ToolPolicy_Audit) ProtoMessage() {}
 
 func (x *ToolPolicy_Audit) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[23]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2375,7 +2648,7 @@ type ToolPolicy_Guidance_Example struct {
 
 func (x *ToolPolicy_Guidance_Example) Reset() {
 	*x = ToolPolicy_Guidance_Example{}
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[24]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2387,7 +2660,7 @@ func (x *ToolPolicy_Guidance_Example) String() string {
 func (*ToolPolicy_Guidance_Example) ProtoMessage() {}
 
 func (x *ToolPolicy_Guidance_Example) ProtoReflect() protoreflect.Message {
-	mi := &file_garm_tool_v1_tool_proto_msgTypes[24]
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2415,6 +2688,107 @@ func (x *ToolPolicy_Guidance_Example) GetRequestJson() string {
 		return x.RequestJson
 	}
 	return ""
+}
+
+// At most count units of cost per window, per key.
+type Limit_Rate struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The units admitted per window. Required; at least the limit's cost.
+	Count uint32 `protobuf:"varint,1,opt,name=count,proto3" json:"count,omitempty"`
+	// The window. Required.
+	Window        Limit_Window `protobuf:"varint,2,opt,name=window,proto3,enum=garm.tool.v1.Limit_Window" json:"window,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Limit_Rate) Reset() {
+	*x = Limit_Rate{}
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Limit_Rate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Limit_Rate) ProtoMessage() {}
+
+func (x *Limit_Rate) ProtoReflect() protoreflect.Message {
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Limit_Rate.ProtoReflect.Descriptor instead.
+func (*Limit_Rate) Descriptor() ([]byte, []int) {
+	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{3, 0}
+}
+
+func (x *Limit_Rate) GetCount() uint32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *Limit_Rate) GetWindow() Limit_Window {
+	if x != nil {
+		return x.Window
+	}
+	return Limit_WINDOW_UNSPECIFIED
+}
+
+// At most in_flight calls dispatched and not yet answered, per key.
+type Limit_Concurrency struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The calls in flight. Required; at least 1.
+	InFlight      uint32 `protobuf:"varint,1,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Limit_Concurrency) Reset() {
+	*x = Limit_Concurrency{}
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Limit_Concurrency) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Limit_Concurrency) ProtoMessage() {}
+
+func (x *Limit_Concurrency) ProtoReflect() protoreflect.Message {
+	mi := &file_garm_tool_v1_tool_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Limit_Concurrency.ProtoReflect.Descriptor instead.
+func (*Limit_Concurrency) Descriptor() ([]byte, []int) {
+	return file_garm_tool_v1_tool_proto_rawDescGZIP(), []int{3, 1}
+}
+
+func (x *Limit_Concurrency) GetInFlight() uint32 {
+	if x != nil {
+		return x.InFlight
+	}
+	return 0
 }
 
 var file_garm_tool_v1_tool_proto_extTypes = []protoimpl.ExtensionInfo{
@@ -2568,7 +2942,7 @@ const file_garm_tool_v1_tool_proto_rawDesc = "" +
 	"\tUrlOrigin\x1a6\n" +
 	"\tDateGrain\x12)\n" +
 	"\x05grain\x18\x01 \x01(\x0e2\x13.garm.tool.v1.GrainR\x05grainB\x06\n" +
-	"\x04kindJ\x04\b\x0f\x10\x10\"\xc3\r\n" +
+	"\x04kindJ\x04\b\x0f\x10\x10\"\xf0\r\n" +
 	"\n" +
 	"ToolPolicy\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
@@ -2585,7 +2959,8 @@ const file_garm_tool_v1_tool_proto_rawDesc = "" +
 	"\x04sets\x18\f \x03(\tR\x04sets\x124\n" +
 	"\x05audit\x18\r \x01(\v2\x1e.garm.tool.v1.ToolPolicy.AuditR\x05audit\x128\n" +
 	"\binstance\x18\v \x01(\v2\x1c.garm.tool.v1.InstancePolicyR\binstance\x122\n" +
-	"\baudience\x18\x0e \x03(\x0e2\x16.garm.tool.v1.AudienceR\baudience\x1a\xb5\x01\n" +
+	"\baudience\x18\x0e \x03(\x0e2\x16.garm.tool.v1.AudienceR\baudience\x12+\n" +
+	"\x06limits\x18\x10 \x03(\v2\x13.garm.tool.v1.LimitR\x06limits\x1a\xb5\x01\n" +
 	"\aEffects\x12\x1e\n" +
 	"\n" +
 	"idempotent\x18\x01 \x01(\bR\n" +
@@ -2624,7 +2999,34 @@ const file_garm_tool_v1_tool_proto_rawDesc = "" +
 	"\x05Level\x12\x15\n" +
 	"\x11LEVEL_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fLEVEL_LEDGER\x10\x01\x12\x0f\n" +
-	"\vLEVEL_AUDIT\x10\x02J\x04\b\x02\x10\x03J\x04\b\x03\x10\x04J\x04\b\x0f\x10\x10\"<\n" +
+	"\vLEVEL_AUDIT\x10\x02J\x04\b\x02\x10\x03J\x04\b\x03\x10\x04J\x04\b\x0f\x10\x10\"\xeb\x04\n" +
+	"\x05Limit\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12-\n" +
+	"\x03key\x18\x03 \x03(\x0e2\x1b.garm.tool.v1.Limit.KeyPartR\x03key\x12.\n" +
+	"\x04rate\x18\x04 \x01(\v2\x18.garm.tool.v1.Limit.RateH\x00R\x04rate\x12C\n" +
+	"\vconcurrency\x18\x05 \x01(\v2\x1f.garm.tool.v1.Limit.ConcurrencyH\x00R\vconcurrency\x12\x12\n" +
+	"\x04cost\x18\x06 \x01(\rR\x04cost\x12\x12\n" +
+	"\x04soft\x18\a \x01(\bR\x04soft\x1aP\n" +
+	"\x04Rate\x12\x14\n" +
+	"\x05count\x18\x01 \x01(\rR\x05count\x122\n" +
+	"\x06window\x18\x02 \x01(\x0e2\x1a.garm.tool.v1.Limit.WindowR\x06window\x1a*\n" +
+	"\vConcurrency\x12\x1b\n" +
+	"\tin_flight\x18\x01 \x01(\rR\binFlight\"u\n" +
+	"\aKeyPart\x12\x18\n" +
+	"\x14KEY_PART_UNSPECIFIED\x10\x00\x12\x13\n" +
+	"\x0fKEY_PART_TENANT\x10\x01\x12\x14\n" +
+	"\x10KEY_PART_SUBJECT\x10\x02\x12\x12\n" +
+	"\x0eKEY_PART_AGENT\x10\x03\x12\x11\n" +
+	"\rKEY_PART_TOOL\x10\x04\"g\n" +
+	"\x06Window\x12\x16\n" +
+	"\x12WINDOW_UNSPECIFIED\x10\x00\x12\x11\n" +
+	"\rWINDOW_SECOND\x10\x01\x12\x11\n" +
+	"\rWINDOW_MINUTE\x10\x02\x12\x0f\n" +
+	"\vWINDOW_HOUR\x10\x03\x12\x0e\n" +
+	"\n" +
+	"WINDOW_DAY\x10\x04B\x06\n" +
+	"\x04kind\"<\n" +
 	"\x04Decl\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\"9\n" +
@@ -2722,8 +3124,8 @@ func file_garm_tool_v1_tool_proto_rawDescGZIP() []byte {
 	return file_garm_tool_v1_tool_proto_rawDescData
 }
 
-var file_garm_tool_v1_tool_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_garm_tool_v1_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_garm_tool_v1_tool_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
+var file_garm_tool_v1_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_garm_tool_v1_tool_proto_goTypes = []any{
 	(Clearance)(0),                      // 0: garm.tool.v1.Clearance
 	(Verb)(0),                           // 1: garm.tool.v1.Verb
@@ -2734,89 +3136,99 @@ var file_garm_tool_v1_tool_proto_goTypes = []any{
 	(Source)(0),                         // 6: garm.tool.v1.Source
 	(ToolPolicy_Approval_Mode)(0),       // 7: garm.tool.v1.ToolPolicy.Approval.Mode
 	(ToolPolicy_Audit_Level)(0),         // 8: garm.tool.v1.ToolPolicy.Audit.Level
-	(Attribute_Type)(0),                 // 9: garm.tool.v1.Attribute.Type
-	(*FieldPolicy)(nil),                 // 10: garm.tool.v1.FieldPolicy
-	(*Redaction)(nil),                   // 11: garm.tool.v1.Redaction
-	(*ToolPolicy)(nil),                  // 12: garm.tool.v1.ToolPolicy
-	(*Decl)(nil),                        // 13: garm.tool.v1.Decl
-	(*DeclSet)(nil),                     // 14: garm.tool.v1.DeclSet
-	(*Attribute)(nil),                   // 15: garm.tool.v1.Attribute
-	(*AttributeSet)(nil),                // 16: garm.tool.v1.AttributeSet
-	(*InstanceRule)(nil),                // 17: garm.tool.v1.InstanceRule
-	(*RowFilter)(nil),                   // 18: garm.tool.v1.RowFilter
-	(*InstancePolicy)(nil),              // 19: garm.tool.v1.InstancePolicy
-	(*Redaction_Omit)(nil),              // 20: garm.tool.v1.Redaction.Omit
-	(*Redaction_Mask)(nil),              // 21: garm.tool.v1.Redaction.Mask
-	(*Redaction_Hash)(nil),              // 22: garm.tool.v1.Redaction.Hash
-	(*Redaction_EmailDomain)(nil),       // 23: garm.tool.v1.Redaction.EmailDomain
-	(*Redaction_KeepLast)(nil),          // 24: garm.tool.v1.Redaction.KeepLast
-	(*Redaction_Truncate)(nil),          // 25: garm.tool.v1.Redaction.Truncate
-	(*Redaction_CardBinLast4)(nil),      // 26: garm.tool.v1.Redaction.CardBinLast4
-	(*Redaction_IpPrefix)(nil),          // 27: garm.tool.v1.Redaction.IpPrefix
-	(*Redaction_UrlOrigin)(nil),         // 28: garm.tool.v1.Redaction.UrlOrigin
-	(*Redaction_DateGrain)(nil),         // 29: garm.tool.v1.Redaction.DateGrain
-	(*ToolPolicy_Effects)(nil),          // 30: garm.tool.v1.ToolPolicy.Effects
-	(*ToolPolicy_Approval)(nil),         // 31: garm.tool.v1.ToolPolicy.Approval
-	(*ToolPolicy_Guidance)(nil),         // 32: garm.tool.v1.ToolPolicy.Guidance
-	(*ToolPolicy_Audit)(nil),            // 33: garm.tool.v1.ToolPolicy.Audit
-	(*ToolPolicy_Guidance_Example)(nil), // 34: garm.tool.v1.ToolPolicy.Guidance.Example
-	(*descriptorpb.FieldOptions)(nil),   // 35: google.protobuf.FieldOptions
-	(*descriptorpb.MethodOptions)(nil),  // 36: google.protobuf.MethodOptions
-	(*descriptorpb.MessageOptions)(nil), // 37: google.protobuf.MessageOptions
-	(*descriptorpb.FileOptions)(nil),    // 38: google.protobuf.FileOptions
+	(Limit_KeyPart)(0),                  // 9: garm.tool.v1.Limit.KeyPart
+	(Limit_Window)(0),                   // 10: garm.tool.v1.Limit.Window
+	(Attribute_Type)(0),                 // 11: garm.tool.v1.Attribute.Type
+	(*FieldPolicy)(nil),                 // 12: garm.tool.v1.FieldPolicy
+	(*Redaction)(nil),                   // 13: garm.tool.v1.Redaction
+	(*ToolPolicy)(nil),                  // 14: garm.tool.v1.ToolPolicy
+	(*Limit)(nil),                       // 15: garm.tool.v1.Limit
+	(*Decl)(nil),                        // 16: garm.tool.v1.Decl
+	(*DeclSet)(nil),                     // 17: garm.tool.v1.DeclSet
+	(*Attribute)(nil),                   // 18: garm.tool.v1.Attribute
+	(*AttributeSet)(nil),                // 19: garm.tool.v1.AttributeSet
+	(*InstanceRule)(nil),                // 20: garm.tool.v1.InstanceRule
+	(*RowFilter)(nil),                   // 21: garm.tool.v1.RowFilter
+	(*InstancePolicy)(nil),              // 22: garm.tool.v1.InstancePolicy
+	(*Redaction_Omit)(nil),              // 23: garm.tool.v1.Redaction.Omit
+	(*Redaction_Mask)(nil),              // 24: garm.tool.v1.Redaction.Mask
+	(*Redaction_Hash)(nil),              // 25: garm.tool.v1.Redaction.Hash
+	(*Redaction_EmailDomain)(nil),       // 26: garm.tool.v1.Redaction.EmailDomain
+	(*Redaction_KeepLast)(nil),          // 27: garm.tool.v1.Redaction.KeepLast
+	(*Redaction_Truncate)(nil),          // 28: garm.tool.v1.Redaction.Truncate
+	(*Redaction_CardBinLast4)(nil),      // 29: garm.tool.v1.Redaction.CardBinLast4
+	(*Redaction_IpPrefix)(nil),          // 30: garm.tool.v1.Redaction.IpPrefix
+	(*Redaction_UrlOrigin)(nil),         // 31: garm.tool.v1.Redaction.UrlOrigin
+	(*Redaction_DateGrain)(nil),         // 32: garm.tool.v1.Redaction.DateGrain
+	(*ToolPolicy_Effects)(nil),          // 33: garm.tool.v1.ToolPolicy.Effects
+	(*ToolPolicy_Approval)(nil),         // 34: garm.tool.v1.ToolPolicy.Approval
+	(*ToolPolicy_Guidance)(nil),         // 35: garm.tool.v1.ToolPolicy.Guidance
+	(*ToolPolicy_Audit)(nil),            // 36: garm.tool.v1.ToolPolicy.Audit
+	(*ToolPolicy_Guidance_Example)(nil), // 37: garm.tool.v1.ToolPolicy.Guidance.Example
+	(*Limit_Rate)(nil),                  // 38: garm.tool.v1.Limit.Rate
+	(*Limit_Concurrency)(nil),           // 39: garm.tool.v1.Limit.Concurrency
+	(*descriptorpb.FieldOptions)(nil),   // 40: google.protobuf.FieldOptions
+	(*descriptorpb.MethodOptions)(nil),  // 41: google.protobuf.MethodOptions
+	(*descriptorpb.MessageOptions)(nil), // 42: google.protobuf.MessageOptions
+	(*descriptorpb.FileOptions)(nil),    // 43: google.protobuf.FileOptions
 }
 var file_garm_tool_v1_tool_proto_depIdxs = []int32{
 	0,  // 0: garm.tool.v1.FieldPolicy.read:type_name -> garm.tool.v1.Clearance
 	0,  // 1: garm.tool.v1.FieldPolicy.write:type_name -> garm.tool.v1.Clearance
-	11, // 2: garm.tool.v1.FieldPolicy.on_deny:type_name -> garm.tool.v1.Redaction
+	13, // 2: garm.tool.v1.FieldPolicy.on_deny:type_name -> garm.tool.v1.Redaction
 	6,  // 3: garm.tool.v1.FieldPolicy.source:type_name -> garm.tool.v1.Source
-	20, // 4: garm.tool.v1.Redaction.omit:type_name -> garm.tool.v1.Redaction.Omit
-	21, // 5: garm.tool.v1.Redaction.mask:type_name -> garm.tool.v1.Redaction.Mask
-	22, // 6: garm.tool.v1.Redaction.hash:type_name -> garm.tool.v1.Redaction.Hash
-	23, // 7: garm.tool.v1.Redaction.email_domain:type_name -> garm.tool.v1.Redaction.EmailDomain
-	24, // 8: garm.tool.v1.Redaction.keep_last:type_name -> garm.tool.v1.Redaction.KeepLast
-	25, // 9: garm.tool.v1.Redaction.truncate:type_name -> garm.tool.v1.Redaction.Truncate
-	26, // 10: garm.tool.v1.Redaction.card_bin_last4:type_name -> garm.tool.v1.Redaction.CardBinLast4
-	27, // 11: garm.tool.v1.Redaction.ip_prefix:type_name -> garm.tool.v1.Redaction.IpPrefix
-	28, // 12: garm.tool.v1.Redaction.url_origin:type_name -> garm.tool.v1.Redaction.UrlOrigin
-	29, // 13: garm.tool.v1.Redaction.date_grain:type_name -> garm.tool.v1.Redaction.DateGrain
+	23, // 4: garm.tool.v1.Redaction.omit:type_name -> garm.tool.v1.Redaction.Omit
+	24, // 5: garm.tool.v1.Redaction.mask:type_name -> garm.tool.v1.Redaction.Mask
+	25, // 6: garm.tool.v1.Redaction.hash:type_name -> garm.tool.v1.Redaction.Hash
+	26, // 7: garm.tool.v1.Redaction.email_domain:type_name -> garm.tool.v1.Redaction.EmailDomain
+	27, // 8: garm.tool.v1.Redaction.keep_last:type_name -> garm.tool.v1.Redaction.KeepLast
+	28, // 9: garm.tool.v1.Redaction.truncate:type_name -> garm.tool.v1.Redaction.Truncate
+	29, // 10: garm.tool.v1.Redaction.card_bin_last4:type_name -> garm.tool.v1.Redaction.CardBinLast4
+	30, // 11: garm.tool.v1.Redaction.ip_prefix:type_name -> garm.tool.v1.Redaction.IpPrefix
+	31, // 12: garm.tool.v1.Redaction.url_origin:type_name -> garm.tool.v1.Redaction.UrlOrigin
+	32, // 13: garm.tool.v1.Redaction.date_grain:type_name -> garm.tool.v1.Redaction.DateGrain
 	1,  // 14: garm.tool.v1.ToolPolicy.verb:type_name -> garm.tool.v1.Verb
 	0,  // 15: garm.tool.v1.ToolPolicy.min_clearance:type_name -> garm.tool.v1.Clearance
-	30, // 16: garm.tool.v1.ToolPolicy.effects:type_name -> garm.tool.v1.ToolPolicy.Effects
-	31, // 17: garm.tool.v1.ToolPolicy.approval:type_name -> garm.tool.v1.ToolPolicy.Approval
-	32, // 18: garm.tool.v1.ToolPolicy.guidance:type_name -> garm.tool.v1.ToolPolicy.Guidance
-	33, // 19: garm.tool.v1.ToolPolicy.audit:type_name -> garm.tool.v1.ToolPolicy.Audit
-	19, // 20: garm.tool.v1.ToolPolicy.instance:type_name -> garm.tool.v1.InstancePolicy
+	33, // 16: garm.tool.v1.ToolPolicy.effects:type_name -> garm.tool.v1.ToolPolicy.Effects
+	34, // 17: garm.tool.v1.ToolPolicy.approval:type_name -> garm.tool.v1.ToolPolicy.Approval
+	35, // 18: garm.tool.v1.ToolPolicy.guidance:type_name -> garm.tool.v1.ToolPolicy.Guidance
+	36, // 19: garm.tool.v1.ToolPolicy.audit:type_name -> garm.tool.v1.ToolPolicy.Audit
+	22, // 20: garm.tool.v1.ToolPolicy.instance:type_name -> garm.tool.v1.InstancePolicy
 	3,  // 21: garm.tool.v1.ToolPolicy.audience:type_name -> garm.tool.v1.Audience
-	13, // 22: garm.tool.v1.DeclSet.declared:type_name -> garm.tool.v1.Decl
-	9,  // 23: garm.tool.v1.Attribute.type:type_name -> garm.tool.v1.Attribute.Type
-	15, // 24: garm.tool.v1.AttributeSet.declared:type_name -> garm.tool.v1.Attribute
-	17, // 25: garm.tool.v1.InstancePolicy.require:type_name -> garm.tool.v1.InstanceRule
-	17, // 26: garm.tool.v1.InstancePolicy.reveal:type_name -> garm.tool.v1.InstanceRule
-	18, // 27: garm.tool.v1.InstancePolicy.filter:type_name -> garm.tool.v1.RowFilter
-	5,  // 28: garm.tool.v1.Redaction.DateGrain.grain:type_name -> garm.tool.v1.Grain
-	4,  // 29: garm.tool.v1.ToolPolicy.Effects.reversibility:type_name -> garm.tool.v1.Reversibility
-	7,  // 30: garm.tool.v1.ToolPolicy.Approval.mode:type_name -> garm.tool.v1.ToolPolicy.Approval.Mode
-	0,  // 31: garm.tool.v1.ToolPolicy.Approval.approver_min_clearance:type_name -> garm.tool.v1.Clearance
-	34, // 32: garm.tool.v1.ToolPolicy.Guidance.examples:type_name -> garm.tool.v1.ToolPolicy.Guidance.Example
-	8,  // 33: garm.tool.v1.ToolPolicy.Audit.level:type_name -> garm.tool.v1.ToolPolicy.Audit.Level
-	35, // 34: garm.tool.v1.field_policy:extendee -> google.protobuf.FieldOptions
-	36, // 35: garm.tool.v1.tool:extendee -> google.protobuf.MethodOptions
-	37, // 36: garm.tool.v1.default_field_policy:extendee -> google.protobuf.MessageOptions
-	38, // 37: garm.tool.v1.compartments:extendee -> google.protobuf.FileOptions
-	38, // 38: garm.tool.v1.tool_sets:extendee -> google.protobuf.FileOptions
-	38, // 39: garm.tool.v1.attributes:extendee -> google.protobuf.FileOptions
-	10, // 40: garm.tool.v1.field_policy:type_name -> garm.tool.v1.FieldPolicy
-	12, // 41: garm.tool.v1.tool:type_name -> garm.tool.v1.ToolPolicy
-	10, // 42: garm.tool.v1.default_field_policy:type_name -> garm.tool.v1.FieldPolicy
-	14, // 43: garm.tool.v1.compartments:type_name -> garm.tool.v1.DeclSet
-	14, // 44: garm.tool.v1.tool_sets:type_name -> garm.tool.v1.DeclSet
-	16, // 45: garm.tool.v1.attributes:type_name -> garm.tool.v1.AttributeSet
-	46, // [46:46] is the sub-list for method output_type
-	46, // [46:46] is the sub-list for method input_type
-	40, // [40:46] is the sub-list for extension type_name
-	34, // [34:40] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	15, // 22: garm.tool.v1.ToolPolicy.limits:type_name -> garm.tool.v1.Limit
+	9,  // 23: garm.tool.v1.Limit.key:type_name -> garm.tool.v1.Limit.KeyPart
+	38, // 24: garm.tool.v1.Limit.rate:type_name -> garm.tool.v1.Limit.Rate
+	39, // 25: garm.tool.v1.Limit.concurrency:type_name -> garm.tool.v1.Limit.Concurrency
+	16, // 26: garm.tool.v1.DeclSet.declared:type_name -> garm.tool.v1.Decl
+	11, // 27: garm.tool.v1.Attribute.type:type_name -> garm.tool.v1.Attribute.Type
+	18, // 28: garm.tool.v1.AttributeSet.declared:type_name -> garm.tool.v1.Attribute
+	20, // 29: garm.tool.v1.InstancePolicy.require:type_name -> garm.tool.v1.InstanceRule
+	20, // 30: garm.tool.v1.InstancePolicy.reveal:type_name -> garm.tool.v1.InstanceRule
+	21, // 31: garm.tool.v1.InstancePolicy.filter:type_name -> garm.tool.v1.RowFilter
+	5,  // 32: garm.tool.v1.Redaction.DateGrain.grain:type_name -> garm.tool.v1.Grain
+	4,  // 33: garm.tool.v1.ToolPolicy.Effects.reversibility:type_name -> garm.tool.v1.Reversibility
+	7,  // 34: garm.tool.v1.ToolPolicy.Approval.mode:type_name -> garm.tool.v1.ToolPolicy.Approval.Mode
+	0,  // 35: garm.tool.v1.ToolPolicy.Approval.approver_min_clearance:type_name -> garm.tool.v1.Clearance
+	37, // 36: garm.tool.v1.ToolPolicy.Guidance.examples:type_name -> garm.tool.v1.ToolPolicy.Guidance.Example
+	8,  // 37: garm.tool.v1.ToolPolicy.Audit.level:type_name -> garm.tool.v1.ToolPolicy.Audit.Level
+	10, // 38: garm.tool.v1.Limit.Rate.window:type_name -> garm.tool.v1.Limit.Window
+	40, // 39: garm.tool.v1.field_policy:extendee -> google.protobuf.FieldOptions
+	41, // 40: garm.tool.v1.tool:extendee -> google.protobuf.MethodOptions
+	42, // 41: garm.tool.v1.default_field_policy:extendee -> google.protobuf.MessageOptions
+	43, // 42: garm.tool.v1.compartments:extendee -> google.protobuf.FileOptions
+	43, // 43: garm.tool.v1.tool_sets:extendee -> google.protobuf.FileOptions
+	43, // 44: garm.tool.v1.attributes:extendee -> google.protobuf.FileOptions
+	12, // 45: garm.tool.v1.field_policy:type_name -> garm.tool.v1.FieldPolicy
+	14, // 46: garm.tool.v1.tool:type_name -> garm.tool.v1.ToolPolicy
+	12, // 47: garm.tool.v1.default_field_policy:type_name -> garm.tool.v1.FieldPolicy
+	17, // 48: garm.tool.v1.compartments:type_name -> garm.tool.v1.DeclSet
+	17, // 49: garm.tool.v1.tool_sets:type_name -> garm.tool.v1.DeclSet
+	19, // 50: garm.tool.v1.attributes:type_name -> garm.tool.v1.AttributeSet
+	51, // [51:51] is the sub-list for method output_type
+	51, // [51:51] is the sub-list for method input_type
+	45, // [45:51] is the sub-list for extension type_name
+	39, // [39:45] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_garm_tool_v1_tool_proto_init() }
@@ -2836,13 +3248,17 @@ func file_garm_tool_v1_tool_proto_init() {
 		(*Redaction_UrlOrigin_)(nil),
 		(*Redaction_DateGrain_)(nil),
 	}
+	file_garm_tool_v1_tool_proto_msgTypes[3].OneofWrappers = []any{
+		(*Limit_Rate_)(nil),
+		(*Limit_Concurrency_)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_garm_tool_v1_tool_proto_rawDesc), len(file_garm_tool_v1_tool_proto_rawDesc)),
-			NumEnums:      10,
-			NumMessages:   25,
+			NumEnums:      12,
+			NumMessages:   28,
 			NumExtensions: 6,
 			NumServices:   0,
 		},
