@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/garm-dev/garm/approvals/pending"
+	"github.com/garm-dev/garm/runtime/garmtool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -19,11 +21,11 @@ type ServeConfig struct {
 	Config
 	// Listen is the HTTP listener's address (--listen).
 	Listen string
-	// NATS is the bus's URL, or a comma-separated seed list (--nats).
-	NATS string
-	// NATSNKey is the nkey seed file of the approvals service's bus identity (--nats-nkey), whose
-	// permissions let it read and decide requests and write audit rows, nothing else.
-	NATSNKey string
+	// Bus is how the service reaches the bus: its URL or a comma-separated seed list (--nats),
+	// the approvals identity's credentials (--nats-creds, --nats-nkey or --nats-user-file; its
+	// permissions let it read and decide requests and write audit rows, nothing else) and TLS
+	// (--nats-tls-ca, --nats-tls-cert, --nats-tls-key): the connection flags garmd takes.
+	Bus garmtool.BusFlags
 	// NATSInboxPrefix is the prefix of its reply subjects (--nats-inbox-prefix), the one its
 	// identity may subscribe under. Default [DefaultInboxPrefix].
 	NATSInboxPrefix string
@@ -42,8 +44,11 @@ func (c ServeConfig) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		problems = append(problems, fmt.Errorf("--listen %q: not host:port", c.Listen))
 	}
-	if c.NATS == "" {
+	if strings.TrimSpace(strings.ReplaceAll(c.Bus.URL, ",", "")) == "" {
 		problems = append(problems, errors.New("--nats: no bus named"))
+	}
+	if _, err := c.Bus.ConnectOptions(); err != nil {
+		problems = append(problems, err)
 	}
 	return errors.Join(problems...)
 }
@@ -62,19 +67,19 @@ func Serve(ctx context.Context, c ServeConfig, ready func(net.Addr)) error {
 	if inbox == "" {
 		inbox = DefaultInboxPrefix
 	}
-	opts := []nats.Option{nats.Name("garm-approvals"), nats.MaxReconnects(-1), nats.CustomInboxPrefix(inbox)}
-	if c.NATSNKey != "" {
-		opt, err := nats.NkeyOptionFromSeed(c.NATSNKey)
-		if err != nil {
-			return fmt.Errorf("--nats-nkey: %w", err)
-		}
-		opts = append(opts, opt)
-	}
-	nc, err := nats.Connect(c.NATS, opts...)
+	secured, err := c.Bus.ConnectOptions()
 	if err != nil {
-		return fmt.Errorf("--nats: %w", err)
+		return err
+	}
+	opts := append([]nats.Option{nats.Name("garm-approvals"), nats.MaxReconnects(-1), nats.CustomInboxPrefix(inbox)}, secured...)
+	nc, err := nats.Connect(c.Bus.URL, opts...)
+	if err != nil {
+		return fmt.Errorf("--nats (authenticating with %s): %w", c.Bus.Authentication(), err)
 	}
 	defer nc.Close()
+	if c.Logger != nil {
+		c.Logger.Info("garm-approvals: bus", "auth", c.Bus.Authentication(), "tls", busTLS(nc))
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return err
@@ -106,4 +111,13 @@ func Serve(ctx context.Context, c ServeConfig, ready func(net.Addr)) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	return srv.Shutdown(shutdownCtx)
+}
+
+// busTLS says whether the bus connection is encrypted, for the start-up log line.
+func busTLS(nc *nats.Conn) string {
+	state, err := nc.TLSConnectionState()
+	if err != nil {
+		return "off: the bus connection is not encrypted (tls:// or --nats-tls-ca turns it on)"
+	}
+	return fmt.Sprintf("on (TLS 1.%d)", state.Version-0x0301)
 }

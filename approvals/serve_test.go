@@ -8,6 +8,7 @@ import (
 
 	"github.com/garm-dev/garm/approvals"
 	"github.com/garm-dev/garm/approvals/pending"
+	"github.com/garm-dev/garm/runtime/garmtool"
 	"github.com/garm-dev/garm/runtime/garmtooltest"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -24,7 +25,7 @@ func TestTheServiceRefusesToStartOnAnApprovalsBucketThatAllowsPurgeOrRollUps(t *
 			BaseURL: "http://127.0.0.1:1", KeyFile: "unread", GrantAudience: "garm",
 			OIDCIssuer: "http://127.0.0.1:1", OIDCClientID: "c", SubjectClaim: "sub",
 		},
-		Listen: "127.0.0.1:0", NATS: srv.URL(),
+		Listen: "127.0.0.1:0", Bus: garmtool.BusFlags{URL: srv.URL()},
 	}, func(net.Addr) { t.Errorf("the service served on an unfenced bucket") })
 	if err == nil {
 		t.Fatal("the service started on an unfenced bucket")

@@ -93,7 +93,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // `version`, as the Makefile's LDFLAGS does for `make install`.
 func ldflags(version string) string {
 	return "-X github.com/garm-dev/garm/daemon.version=" + version +
-		" -X github.com/garm-dev/garm/catalogue-builder/cli.version=" + version
+		" -X github.com/garm-dev/garm/catalogue-builder/cli.version=" + version +
+		" -X github.com/garm-dev/garm/approvals.version=" + version
 }
 
 // buildBinary builds pkg, static and without the build machine's paths,

@@ -13,7 +13,10 @@ import (
 var secretPathEnv = map[string]string{
 	"GARM_APPROVALS_KEY_FILE":                "key",
 	"GARM_APPROVALS_OIDC_CLIENT_SECRET_FILE": "oidc-client-secret-file",
+	"GARM_APPROVALS_NATS_CREDS":              "nats-creds",
 	"GARM_APPROVALS_NATS_NKEY":               "nats-nkey",
+	"GARM_APPROVALS_NATS_USER_FILE":          "nats-user-file",
+	"GARM_APPROVALS_NATS_TLS_KEY":            "nats-tls-key",
 }
 
 // stdout is where `garm-approvals config` prints; a variable so that tests can read it.

@@ -3,9 +3,11 @@
 // flags into an approvals.ServeConfig; everything else is package approvals.
 //
 //	garm-approvals --base-url <url> --key <pem> --grant-audience <aud> \
-//	  --oidc-issuer <iss> --oidc-client-id <id> --nats <url> [--nats-nkey <seed>] [flags]
+//	  --oidc-issuer <iss> --oidc-client-id <id> --nats <url> [--nats-creds|--nats-nkey|--nats-user-file <file>] \
+//	  [--nats-tls-ca <pem> [--nats-tls-cert <pem> --nats-tls-key <pem>]] [flags]
 //	garm-approvals --config <file.yaml> [flags]
 //	garm-approvals config [--config <file.yaml>] [flags]
+//	garm-approvals version
 package main
 
 import (
@@ -35,8 +37,14 @@ func main() {
 // run parses args into a configuration and serves it, answering the exit code: 2 for flags
 // that do not make a valid configuration, 1 for a failure while serving.
 func run(ctx context.Context, args []string, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "config" {
-		return printConfig(args[1:], stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "config":
+			return printConfig(args[1:], stderr)
+		case "version":
+			fmt.Fprintln(stdout, "garm-approvals", approvals.Version())
+			return 0
+		}
 	}
 	cfg, err := parseFlags(args, stderr)
 	if err != nil {
@@ -80,8 +88,7 @@ func parse(args []string, stderr io.Writer, printing bool) (approvals.ServeConfi
 	fs.DurationVar(&c.SessionTTL, "session-ttl", approvals.DefaultSessionTTL, "bound a session (it never outlives the ID token)")
 	fs.IntVar(&c.MaxSessions, "max-sessions", approvals.DefaultMaxSessions, "bound the sessions held at once; beyond it sign-ins are refused")
 	fs.IntVar(&c.MaxSessionsPerApprover, "max-sessions-per-approver", approvals.DefaultMaxSessionsPerApprover, "bound the sessions one approver holds; beyond it their own oldest ends")
-	fs.StringVar(&c.NATS, "nats", "", "the bus's `url`")
-	fs.StringVar(&c.NATSNKey, "nats-nkey", "", "the approvals service's bus identity: an nkey seed `file`")
+	c.Bus.Register(fs) // garmd's connection flags: --nats, credentials and TLS files
 	fs.StringVar(&c.NATSInboxPrefix, "nats-inbox-prefix", approvals.DefaultInboxPrefix, "the `prefix` of its reply subjects, as its bus permissions allow")
 	fileProblems, err := configfile.Parse(fs, args, secretPathEnv, os.Getenv)
 	if err != nil {
