@@ -62,7 +62,7 @@ func commands() []command {
 		{"inspect", "<artifact> [--json]", "show an artifact's digest, provenance, taxonomy and tools", runInspect},
 		{"diff", "<old> <new> [--fail-on-widening]", "the policy difference between two artifacts, widening first", runDiff},
 		{"publish", "<artifact> s3://bucket/key", "upload an artifact to S3 or a compatible store", runPublish},
-		{"nats-permissions", "<artifact> [--format conf|json]", "the least-privilege NATS permissions of garmd and each tool package", runNATSPermissions},
+		{"nats-permissions", "<artifact> [--format conf|json] [--approvals]", "the least-privilege NATS permissions of garmd, each tool package and (--approvals) the approvals service", runNATSPermissions},
 		{"version", "", "print garm-catalogue's version", runVersion},
 	}
 }

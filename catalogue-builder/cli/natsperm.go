@@ -11,6 +11,7 @@ import (
 func runNATSPermissions(_ context.Context, e *env, args []string) int {
 	fs := e.flags("nats-permissions")
 	format := fs.String("format", "conf", "conf (nats-server configuration: a permissions variable per user, for the authorization block) or json (the permissions of NATS user JWTs, for nsc or an auth callout)")
+	withApprovals := fs.Bool("approvals", false, "also the approvals service's identity (garm-approvals), which needs no catalogue")
 	pos, code := e.parse(fs, args, 1)
 	if code >= 0 {
 		return code
@@ -24,6 +25,9 @@ func runNATSPermissions(_ context.Context, e *env, args []string) int {
 		return e.refuse("nats-permissions", err)
 	}
 	set := natsperm.Derive(a)
+	if *withApprovals {
+		set.Identities = append(set.Identities, natsperm.Approvals())
+	}
 	if *format == "json" {
 		err = natsperm.WriteJSON(e.stdout, set)
 	} else {

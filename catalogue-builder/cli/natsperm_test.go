@@ -44,3 +44,25 @@ func TestNATSPermissionsRefusesAnUnknownFormat(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestNATSPermissionsWithApprovalsAddsTheApprovalsServicesUser: the
+// operators' recipe gives garm-approvals its variable from this file, as it
+// gives garmd and the tools theirs.
+func TestNATSPermissionsWithApprovalsAddsTheApprovalsServicesUser(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "calc.binpb")
+	if code, _, stderr := run(t, "build", "-f", calculatorManifest, "-o", out); code != cli.ExitOK {
+		t.Fatalf("build: exit %d: %s", code, stderr)
+	}
+	code, conf, stderr := run(t, "nats-permissions", "--approvals", out)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, line := range []string{`{ user = "approvals", password = "<bcrypt hash>", permissions = $GARM_APPROVALS }`, "GARM_APPROVALS = {", `"$KV.GARM_APPROVALS.dec.>"`, "GARM_GARMD = {"} {
+		if !strings.Contains(conf, line) {
+			t.Errorf("the conf form has no line %q:\n%s", line, conf)
+		}
+	}
+	if _, without, _ := run(t, "nats-permissions", out); strings.Contains(without, "GARM_APPROVALS = {") {
+		t.Error("without --approvals the file defines the approvals service's permissions")
+	}
+}
