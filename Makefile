@@ -80,6 +80,11 @@ checkgenerate: generate ## Regenerate, then fail if anything differs from what i
 		exit 1; \
 	fi
 
+.PHONY: garm
+garm: ## Build the garm command from this tree into .tmp/bin.
+	@mkdir -p $(BIN)
+	go build -ldflags '-X main.sourceDir=$(CURDIR)' -o $(BIN)/garm ./cmd/garm
+
 .PHONY: garm-catalogue
 garm-catalogue: ## Build the garm-catalogue command from this tree into .tmp/bin.
 	@mkdir -p $(BIN)

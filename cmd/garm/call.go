@@ -65,12 +65,21 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags.StringVar(&t.dev, "dev", envOr("GARM_DEV", defaultDev), "the dev plane's endpoint `URL`, for the ledger row; empty: none ($GARM_DEV)")
 	flags.StringVar(&t.devSecretFile, "dev-secret-file", os.Getenv("GARM_DEV_SECRET_FILE"), "the `file` holding the dev endpoint's secret; default: the one the plane at --dev writes ($GARM_DEV_SECRET_FILE)")
 	tool, rest := leadingArg(args)
-	if err := flags.Parse(rest); errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	} else if err != nil {
-		return exitUsage
+	// Flags may follow the request, as the usage line writes them: the
+	// flag package stops at the first argument that is not one, so parsing
+	// resumes after each.
+	var positional []string
+	for {
+		if err := flags.Parse(rest); errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		} else if err != nil {
+			return exitUsage
+		}
+		if flags.NArg() == 0 {
+			break
+		}
+		positional, rest = append(positional, flags.Arg(0)), flags.Args()[1:]
 	}
-	positional := flags.Args()
 	if tool == "" && len(positional) > 0 {
 		tool, positional = positional[0], positional[1:]
 	}

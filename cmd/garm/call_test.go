@@ -17,6 +17,12 @@ func TestGarmCallPrintsTheStatusTheEventIDTheAnswerAndTheLedgerRow(t *testing.T)
 	if !regexp.MustCompile(`(?m)^event [0-9A-Za-z-]{8,}$`).MatchString(out) {
 		t.Errorf("no event id:\n%s", out)
 	}
+	// Flags after the request, as the usage line writes them, are flags.
+	code, out = garm(t, p, "call", "/calc.v1.Calculator/Add", "--as", "outsider", `{"a": 2, "b": 3}`, "--agent", "")
+	if code != exitOK {
+		t.Fatalf("flags after the request: exit %d:\n%s", code, out)
+	}
+	mustContain(t, out, "HTTP 200 OK", "\n  \"sum\": 5\n")
 }
 
 func TestGarmCallShowsTheCodeAndDetailOfARefusalThatTheWireDoesNotCarry(t *testing.T) {

@@ -106,6 +106,7 @@ func runIdP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags.SetOutput(stderr)
 	personasFile := flags.String("personas", "personas.yaml", "the persona `file`")
 	listen := flags.String("listen", devplane.DefaultIdPListen, "the `address` to listen on (loopback)")
+	issuer := flags.String("issuer", idp.DefaultIssuer, "the iss of its tokens and its OpenID Connect issuer: an absolute `URL`, e.g. http://<--listen> to make it where the provider serves")
 	if err := flags.Parse(args); errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	} else if err != nil || flags.NArg() > 0 {
@@ -116,7 +117,7 @@ func runIdP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "garm idp:", err)
 		return exitFailed
 	}
-	provider, err := idp.New(personas, idp.Options{})
+	provider, err := idp.New(personas, idp.Options{Issuer: *issuer})
 	if err != nil {
 		fmt.Fprintln(stderr, "garm idp:", err)
 		return exitFailed
