@@ -154,17 +154,18 @@ build: ## Build every package and command.
 # the official TypeScript MCP clients, pinned by tests/mcp-ts/package-lock.json
 # (examples/devstack's TestTypeScriptMCPClients; needs Node.js with npm);
 # Debian's chromium (the approvals inbox's browser test), prometheus (promtool,
-# deploy/prometheus's rules check) and systemd (systemd-analyze,
-# deploy/systemd's units check). Each of those tests fails without its package.
-TEST_DEBS := chromium prometheus systemd
+# deploy/prometheus's rules check), systemd (systemd-analyze,
+# deploy/systemd's units check), and openssl and curl (deploy's run of the
+# operators' recipe). Each of those tests fails without its package.
+TEST_DEBS := chromium prometheus systemd openssl curl
 
 .PHONY: test-deps
-test-deps: ## Install what make test needs beyond Go: npm ci of the TypeScript MCP clients and of the TypeScript conformance service (needs Node.js and npm), and Debian's chromium, prometheus and systemd with apt-get (sudo when not root).
+test-deps: ## Install what make test needs beyond Go: npm ci of the TypeScript MCP clients and of the TypeScript conformance service (needs Node.js and npm), and Debian's chromium, prometheus, systemd, openssl and curl with apt-get (sudo when not root).
 	@command -v npm >/dev/null || { echo "make test-deps: npm not found: install Node.js with npm first (Debian: apt-get install nodejs npm)" >&2; exit 1; }
 	npm ci --prefix tests/mcp-ts --no-audit --no-fund
 	@# conformance/toolservice's TestTheTypeScriptServicePassesTheWholeKit builds and runs it.
 	npm ci --prefix examples/conformance-ts --no-audit --no-fund
-	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/promtool ] || [ ! -x /usr/bin/systemd-analyze ]; then \
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/promtool ] || [ ! -x /usr/bin/systemd-analyze ] || [ ! -x /usr/bin/openssl ] || [ ! -x /usr/bin/curl ]; then \
 		sudo=""; if [ "$$(id -u)" != 0 ]; then sudo=sudo; fi; \
 		echo "$$sudo apt-get install -y $(TEST_DEBS)"; \
 		$$sudo apt-get update && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y $(TEST_DEBS); \
