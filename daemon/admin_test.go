@@ -39,11 +39,17 @@ func TestReadinessFollowsTheBus(t *testing.T) {
 	if status, _ := s.admin("/healthz"); status != http.StatusOK {
 		t.Fatalf("healthz %d", status)
 	}
+	if !strings.Contains(s.metrics(), "\ngarm_ready 1\n") {
+		t.Fatalf("garm_ready is not 1 while ready:\n%s", s.metrics())
+	}
 	s.bus.stop()
 	eventually(t, "readiness turning 503", func() bool {
 		status, body := s.admin("/readyz")
 		return status == http.StatusServiceUnavailable && strings.Contains(body, "bus")
 	})
+	if !strings.Contains(s.metrics(), "\ngarm_ready 0\n") {
+		t.Fatalf("garm_ready is not 0 while /readyz answers 503:\n%s", s.metrics())
+	}
 	// While the bus is away a call fails 503 at once, with its row.
 	ans := s.post(addPath, s.token("public"), `{"a": 1, "b": 2}`)
 	if ans.status != http.StatusServiceUnavailable {
@@ -54,6 +60,7 @@ func TestReadinessFollowsTheBus(t *testing.T) {
 		status, _ := s.admin("/readyz")
 		return status == http.StatusOK
 	})
+	eventually(t, "garm_ready returning to 1", func() bool { return strings.Contains(s.metrics(), "\ngarm_ready 1\n") })
 	if status, _ := s.admin("/healthz"); status != http.StatusOK {
 		t.Fatalf("healthz %d", status)
 	}

@@ -173,6 +173,9 @@ func (d *Daemon) jetStream() (jetstream.JetStream, error) {
 func (d *Daemon) operationSources(s *metrics.Sources, tokens *authn.Authenticator) {
 	s.Operations = &d.ops
 	s.Bus = busState(d.nc)
+	s.Ready = func() bool { return d.ready() == nil }
+	s.QuorumLost = d.quorum.lostCount
+	s.SpansDropped = d.traces.dropped
 	grants := d.opt.grants
 	s.KeySets = func() []metrics.KeySet {
 		var out []metrics.KeySet

@@ -33,6 +33,16 @@ type quorumWatch struct {
 	lost atomic.Pointer[string]
 }
 
+// lostCount is how many streams had no leader at the last poll, for
+// garm_jetstream_quorum_lost.
+func (q *quorumWatch) lostCount() int {
+	lost := q.lost.Load()
+	if lost == nil || *lost == "" {
+		return 0
+	}
+	return strings.Count(*lost, ", ") + 1
+}
+
 // degraded is admin.Config.Degraded: what JetStream cannot do for the
 // tools now, or "".
 func (d *Daemon) degraded() string {

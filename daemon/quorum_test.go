@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -139,6 +140,11 @@ func TestReadinessSaysDegradedWhileJetStreamHasLostQuorumForTheStreamsToolsNeed(
 	if !strings.Contains(logs.String(), "JetStream has no quorum for streams mounted tools need") {
 		t.Errorf("the loss of quorum is not in the log:\n%s", logs.String())
 	}
+	// The gauge counts the streams /readyz names (every stream the mounted
+	// tools need: at least the three above).
+	if m := scrape(t, admin); !regexp.MustCompile(`\ngarm_jetstream_quorum_lost [3-9]\n`).MatchString(m) || !strings.Contains(m, "\ngarm_ready 1\n") {
+		t.Errorf("while the streams have no quorum, garm_jetstream_quorum_lost is not at least 3 or garm_ready not 1:\n%s", m)
+	}
 
 	// The nodes come back: quorum returns, and so does plain readiness.
 	for _, n := range cluster.Nodes[1:] {
@@ -147,4 +153,19 @@ func TestReadinessSaysDegradedWhileJetStreamHasLostQuorumForTheStreamsToolsNeed(
 		}
 	}
 	waitReadyz(t, admin, "readiness without degradation", func(status int, body string) bool { return status == http.StatusOK && body == "ready" })
+	if m := scrape(t, admin); !strings.Contains(m, "\ngarm_jetstream_quorum_lost 0\n") {
+		t.Errorf("with quorum back, garm_jetstream_quorum_lost is not 0:\n%s", m)
+	}
+}
+
+// scrape is the admin listener's /metrics.
+func scrape(t *testing.T, adminURL string) string {
+	t.Helper()
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get(adminURL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
 }

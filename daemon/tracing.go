@@ -16,6 +16,9 @@ type traceProvider struct {
 	flush func(context.Context) error
 	// shutdown, for a provider garmd built, also stops it.
 	shutdown func(context.Context) error
+	// dropped counts the spans garmd's own exporter dropped; nil for a
+	// provider handed to garmd, whose drops are its owner's to count.
+	dropped func() uint64
 }
 
 // openTracing sets up the spans of every call (docs/decisions/0060): the
@@ -29,7 +32,7 @@ func (d *Daemon) openTracing(ctx context.Context) error {
 			d.traces.flush = f.ForceFlush
 		}
 	} else {
-		sdk, err := tracing.FromEnv(ctx, Version())
+		sdk, batcher, err := tracing.FromEnv(ctx, Version())
 		if err != nil {
 			return err
 		}
@@ -37,7 +40,7 @@ func (d *Daemon) openTracing(ctx context.Context) error {
 			return nil
 		}
 		tp = sdk
-		d.traces.flush, d.traces.shutdown = sdk.ForceFlush, sdk.Shutdown
+		d.traces.flush, d.traces.shutdown, d.traces.dropped = sdk.ForceFlush, sdk.Shutdown, batcher.Dropped
 		// What the exporter and the batcher fail at or lose (a collector
 		// away, spans dropped) goes to garmd's log, not to a bare line on
 		// stderr. Only for the provider garmd built: a program that hands

@@ -9,8 +9,11 @@
 // them are the series of what garmd depends on (Operations, and the Bus and
 // KeySets sources): the bus connection and its reconnects, JetStream
 // publishes by stream and result, grant spends, audit write failures, key-set
-// ages and fetches, and catalogue reloads. Their names and labels are the
-// constants and descriptors in this package.
+// ages and fetches, and catalogue reloads. And there are the states an
+// operator is woken by (the Ready, QuorumLost and SpansDropped sources):
+// whether /readyz answers 200, how many streams the mounted tools need have
+// lost JetStream's quorum, and the trace spans the exporter dropped. Their
+// names and labels are the constants and descriptors in this package.
 //
 // It refuses to grow without bound. Every label value is drawn from a set
 // fixed by the build or by the serving catalogue: an outcome outside ok,

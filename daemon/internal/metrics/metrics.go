@@ -55,6 +55,14 @@ type Sources struct {
 	Bus func() (connected bool, reconnects uint64)
 	// KeySets lists the key sets garmd verifies tokens and grants with.
 	KeySets func() []KeySet
+	// Ready reports whether /readyz answers 200.
+	Ready func() bool
+	// QuorumLost reports how many streams the mounted tools need had no
+	// leader at the quorum watch's last poll.
+	QuorumLost func() int
+	// SpansDropped reports the trace spans the exporter dropped so far; nil
+	// without garmd's own exporter.
+	SpansDropped func() uint64
 }
 
 // Metrics is garmd's registry and the series on it. It is safe for
@@ -108,6 +116,7 @@ func New(version string, s Sources) *Metrics {
 	m.registry.MustRegister(operations(s.Operations)...)
 	m.registry.MustRegister(bus(s.Bus)...)
 	m.registry.MustRegister(newKeySets(s.KeySets))
+	m.registry.MustRegister(health(s.Ready, s.QuorumLost, s.SpansDropped)...)
 	if s.Notifications != nil {
 		m.registry.MustRegister(notifications(s.Notifications)...)
 	}

@@ -26,21 +26,22 @@ const DefaultServiceName = "garmd"
 // the endpoint and headers, the provider the sampler and its argument, the
 // resource the service name and resource attributes, and garmd's Batcher
 // the OTEL_BSP_* limits, each from its own variable; version is
-// service.version.
-func FromEnv(ctx context.Context, version string) (*sdktrace.TracerProvider, error) {
+// service.version. The Batcher is returned too, for the spans it drops
+// (garmd's garm_spans_dropped_total).
+func FromEnv(ctx context.Context, version string) (*sdktrace.TracerProvider, *Batcher, error) {
 	return fromLookup(ctx, version, os.LookupEnv)
 }
 
-func fromLookup(ctx context.Context, version string, lookup func(string) (string, bool)) (*sdktrace.TracerProvider, error) {
+func fromLookup(ctx context.Context, version string, lookup func(string) (string, bool)) (*sdktrace.TracerProvider, *Batcher, error) {
 	get := func(k string) string {
 		v, _ := lookup(k)
 		return strings.TrimSpace(v)
 	}
 	if strings.EqualFold(get("OTEL_SDK_DISABLED"), "true") || strings.EqualFold(get("OTEL_TRACES_EXPORTER"), "none") {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" && get("OTEL_EXPORTER_OTLP_ENDPOINT") == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	protocol := get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
 	if protocol == "" {
@@ -56,10 +57,10 @@ func fromLookup(ctx context.Context, version string, lookup func(string) (string
 	case "grpc":
 		exp, err = otlptracegrpc.New(ctx)
 	default:
-		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL %q: garmd exports traces over http/protobuf or grpc", protocol)
+		return nil, nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL %q: garmd exports traces over http/protobuf or grpc", protocol)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("the OTLP trace exporter: %w", err)
+		return nil, nil, fmt.Errorf("the OTLP trace exporter: %w", err)
 	}
 	// The variables come last: OTEL_SERVICE_NAME and
 	// OTEL_RESOURCE_ATTRIBUTES override garmd's defaults.
@@ -69,8 +70,8 @@ func fromLookup(ctx context.Context, version string, lookup func(string) (string
 		resource.WithFromEnv(),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: %w", err)
+		return nil, nil, fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: %w", err)
 	}
 	batcher := NewBatcher(exp, BatchLimitsFromEnv(lookup))
-	return sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(batcher), sdktrace.WithResource(res)), nil
+	return sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(batcher), sdktrace.WithResource(res)), batcher, nil
 }

@@ -33,9 +33,9 @@ func TestTheVariablesDecideWhetherGarmdTracesAndHow(t *testing.T) {
 		{"http/json", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tp, err := fromLookup(ctx, "1.2.3", lookup(tc.env))
-			if (err != nil) != tc.refused || (tp != nil) != tc.traces {
-				t.Fatalf("provider %v, error %v", tp != nil, err)
+			tp, batcher, err := fromLookup(ctx, "1.2.3", lookup(tc.env))
+			if (err != nil) != tc.refused || (tp != nil) != tc.traces || (batcher != nil) != tc.traces {
+				t.Fatalf("provider %v, batcher %v, error %v", tp != nil, batcher != nil, err)
 			}
 			if tp != nil {
 				_ = tp.Shutdown(ctx)
