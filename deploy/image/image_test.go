@@ -16,28 +16,29 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 )
 
-// The image test builds a static garmd once (a few seconds once the build
-// cache holds its packages), then builds its image twice from it.
+// The image test builds each command static once (a few seconds once the
+// build cache holds its packages), then builds its image twice from it.
 const testVersion = "v0.0.0-image-test"
 
 var testTime = time.Date(2026, 12, 5, 1, 2, 3, 0, time.UTC)
 
-func garmdCommand(t *testing.T) command {
-	for _, c := range commands {
-		if c.Name == "garmd" {
-			return c
-		}
+func TestEachImageIsReproducibleRunsAsNonRootWithoutAShellAndPrintsItsVersion(t *testing.T) {
+	t.Parallel()
+	if len(commands) != 2 {
+		t.Fatalf("images of %d commands; this test knows garmd's and garm-approvals'", len(commands))
 	}
-	t.Fatal("no garmd image is built")
-	return command{}
+	for _, c := range commands {
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
+			checkImage(t, c)
+		})
+	}
 }
 
-func TestGarmdsImageIsReproducibleRunsAsNonRootWithoutAShellAndPrintsItsVersion(t *testing.T) {
-	t.Parallel()
+func checkImage(t *testing.T, c command) {
 	dir := t.TempDir()
-	c := garmdCommand(t)
-	bin := filepath.Join(dir, "garmd-built")
-	c.Package = "../../daemon/cmd/garmd"
+	bin := filepath.Join(dir, c.Name+"-built")
+	c.Package = filepath.Join("../..", c.Package)
 	if err := buildBinary(context.Background(), c.Package, bin, testVersion); err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +79,8 @@ func TestGarmdsImageIsReproducibleRunsAsNonRootWithoutAShellAndPrintsItsVersion(
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.Config.Entrypoint; !slices.Equal(got, []string{"/garmd"}) {
-		t.Errorf("entrypoint %q, want [/garmd]", got)
+	if got := cfg.Config.Entrypoint; !slices.Equal(got, []string{"/" + c.Name}) {
+		t.Errorf("entrypoint %q, want [/%s]", got, c.Name)
 	}
 	if got := cfg.Config.User; got != "65532:65532" {
 		t.Errorf("user %q, want a numeric user that is not root", got)
@@ -98,7 +99,7 @@ func TestGarmdsImageIsReproducibleRunsAsNonRootWithoutAShellAndPrintsItsVersion(
 	defer rc.Close()
 	rootfs := filepath.Join(dir, "rootfs")
 	names := untar(t, rc, rootfs)
-	want := []string{"etc/", "etc/passwd", "etc/ssl/", "etc/ssl/certs/", "etc/ssl/certs/ca-certificates.crt", "garmd"}
+	want := []string{"etc/", "etc/passwd", "etc/ssl/", "etc/ssl/certs/", "etc/ssl/certs/ca-certificates.crt", c.Name}
 	if !slices.Equal(names, want) {
 		t.Errorf("the image holds %q, want exactly %q (no shell, nothing else)", names, want)
 	}
@@ -109,12 +110,12 @@ func TestGarmdsImageIsReproducibleRunsAsNonRootWithoutAShellAndPrintsItsVersion(
 	}
 
 	// The binary from the image runs, alone, and says which version it is.
-	out, err := exec.Command(filepath.Join(rootfs, "garmd"), "version").CombinedOutput()
-	if err != nil || strings.TrimSpace(string(out)) != "garmd "+testVersion {
-		t.Fatalf("garmd version from the image: %v %q, want %q", err, out, "garmd "+testVersion)
+	out, err := exec.Command(filepath.Join(rootfs, c.Name), "version").CombinedOutput()
+	if want := c.Name + " " + testVersion; err != nil || strings.TrimSpace(string(out)) != want {
+		t.Fatalf("%s version from the image: %v %q, want %q", c.Name, err, out, want)
 	}
-	if out, err := exec.Command("go", "version", "-m", filepath.Join(rootfs, "garmd")).Output(); err != nil || !strings.Contains(string(out), "CGO_ENABLED=0") {
-		t.Errorf("the image's garmd is not a static build: %v\n%s", err, out)
+	if out, err := exec.Command("go", "version", "-m", filepath.Join(rootfs, c.Name)).Output(); err != nil || !strings.Contains(string(out), "CGO_ENABLED=0") {
+		t.Errorf("the image's %s is not a static build: %v\n%s", c.Name, err, out)
 	}
 }
 
