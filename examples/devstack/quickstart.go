@@ -125,7 +125,9 @@ Every call to garmd above but the listings writes one ledger row to GARM_LEDGER;
 
 # MCP: garmd speaks the Model Context Protocol at {{.URLs.MCP}} (Streamable HTTP).
 # Each caller sees its own tools/list; every tools/call runs the same chain and writes
-# the same ledger row (surface "mcp"). A token for the agent acting for {{.Support}}:
+# the same ledger row (surface "mcp"). A bearer token is the way in: the OAuth discovery
+# names the dev identity provider's issuer, which does not resolve on purpose, so a
+# client's own OAuth sign-in cannot finish. A token for the agent acting for {{.Support}}:
 MCP_TOKEN=$(curl -s '{{.URLs.IdP}}/token?user={{.Support}}&as={{.Agent}}')
 curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.MCP}} -H "Authorization: Bearer $MCP_TOKEN" \
   -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
