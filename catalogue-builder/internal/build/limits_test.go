@@ -198,3 +198,21 @@ func TestCatalogueYAMLThatLoosensOrMisnamesALimitIsRefusedAtItsLine(t *testing.T
 		})
 	}
 }
+
+func TestASoftLimitCatalogueYAMLAddsToADestructiveToolIsWarnedOfAtItsLine(t *testing.T) {
+	t.Parallel()
+	res, err := buildWithLimits(t, "  - {id: soft_day, tool: refund, description: Refunds a day., key: [tenant], rate: {count: 100, window: day}, soft: true}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, d := range res.Warnings {
+		if d.Rule == "L55" {
+			found = append(found, d.String())
+		}
+	}
+	want := `warning: L55: catalogue.yaml:4: limit "soft_day" of store.v1.refund: it is soft on a VERB_DESTRUCTIVE tool: when the bus cannot be reached, destructive calls pass on each replica's share`
+	if len(found) != 1 || found[0] != want {
+		t.Errorf("L55 warnings %q, want [%q]", found, want)
+	}
+}
