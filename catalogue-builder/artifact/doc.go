@@ -13,8 +13,10 @@
 // Reading refuses an artifact that is larger than MaxSize, that is not a
 // catalogue, that was written with a vocabulary version this build does not
 // read, whose descriptors do not resolve on their own, whose descriptor
-// hashes disagree with its descriptors, or whose plans do not describe their
-// messages field for field. It computes nothing a plan already holds: plans
+// hashes disagree with its descriptors, whose plans do not describe their
+// messages field for field, or whose limits are not its tools' contracts'
+// limits, as declared or tightened, and the deployment's own, each sound
+// and resolved, sorted by tool then id (checkLimits). It computes nothing a plan already holds: plans
 // are checked against the descriptors, never recomputed. ReadToServe, for a
 // program that serves the catalogue (garmd), refuses exactly what Read
 // refuses but keeps neither the descriptor set nor the field docs: each

@@ -209,6 +209,9 @@ func read(data []byte, serve bool, serving *Built) (*Artifact, error) {
 	if err := a.checkTaxonomy(); err != nil {
 		return nil, err
 	}
+	if err := a.checkLimits(); err != nil {
+		return nil, err
+	}
 	if serve {
 		// Only an artifact accepted whole is kept for a reload to reuse.
 		if plans != nil {

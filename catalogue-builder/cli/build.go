@@ -106,6 +106,7 @@ func (e *env) build(ctx context.Context, fs *flagSetWith, bf *buildFlags) (*buil
 	res, err := build.Run(ctx, in)
 	var refused *build.Refused
 	var problems sources.Problems
+	var manifestProblems manifest.Problems
 	switch {
 	case errors.As(err, &refused):
 		fmt.Fprint(e.stderr, refused.Diagnostics.String())
@@ -115,6 +116,11 @@ func (e *env) build(ctx context.Context, fs *flagSetWith, bf *buildFlags) (*buil
 			fmt.Fprintln(e.stderr, p)
 		}
 		return nil, e.refuse(name, fmt.Errorf("refused: %d problem(s) reading the sources, printed above; no artifact written", len(problems)))
+	case errors.As(err, &manifestProblems):
+		for _, p := range manifestProblems {
+			fmt.Fprintln(e.stderr, p)
+		}
+		return nil, e.refuse(name, fmt.Errorf("refused: %d problem(s) with the manifest's limits, printed above; no artifact written", len(manifestProblems)))
 	case err != nil:
 		return nil, e.refuse(name, fmt.Errorf("%w; no artifact written", err))
 	}

@@ -127,6 +127,19 @@ func TestBadInputRefusesWithAClearMessageAndWritesNothing(t *testing.T) {
 			},
 			want: []string{`error: L44: catalogue.yaml:6: attribute "teams": a TYPE_STRING_LIST needs max_items > 0`, "no artifact written"},
 		},
+		{
+			name: "a manifest limit that names no tool and one that admits nothing",
+			files: map[string]string{
+				"catalogue.yaml": goodManifest + "limits:\n  - {id: x, tool: get_b, description: X., key: [tenant], rate: {count: 1, window: day}}\n" +
+					"  - {id: y, all_tools: true, description: Y., key: [tenant], concurrency: {in_flight: 0}}\n",
+				"proto/a/v1/a.proto": tool("a.v1", "get_a"),
+			},
+			want: []string{
+				`catalogue.yaml:5:19: limit "x": "get_b" names no tool of the catalogue (did you mean "get_a"?)`,
+				`catalogue.yaml:6:5: limit "y": it admits no call: in_flight must be at least 1`,
+				"refused: 2 problem(s) with the manifest's limits, printed above; no artifact written",
+			},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

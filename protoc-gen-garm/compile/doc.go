@@ -10,7 +10,11 @@
 // this package's. Per instance rule it also records what the rule reads
 // and its cost bound; the rules are compiled with package instance, the one
 // CEL environment garmd also uses, and the taxonomy's attribute declarations
-// are read here and judged by lint (L44).
+// are read here and judged by lint (L44). A tool's limits are read one way
+// for everyone: CheckLimit (lint's L50–L53, the build's check of a limit
+// catalogue.yaml makes, the artifact reader's), ResolveLimit (the form the
+// catalogue carries), CompareLimits (whether a deployment tightens, and
+// what diff calls widening) and LimitWarnings (L54, L55).
 //
 // It is the one implementation shared by protoc-gen-garm (descriptors from a
 // CodeGeneratorRequest, linted in ModuleScope) and garm-catalogue

@@ -11,7 +11,7 @@ import (
 )
 
 // tools checks each tool's own declaration: L2, L4, L7 and L20 for what it
-// names, L11, L12, L14, L16, L19, L21, L23, L31–L33, L35, L36, the instance rules' L37–L43 and L45–L49; and L27 for the
+// names, L11, L12, L14, L16, L19, L21, L23, L31–L33, L35, L36, the instance rules' L37–L43 and L45–L49, the limits' L50–L55; and L27 for the
 // methods of its service that say nothing.
 func (l *linter) tools() {
 	for _, pkg := range l.model.Packages {
@@ -54,6 +54,7 @@ func (l *linter) tool(t *Tool) {
 	l.examples(t)
 	l.approval(t)
 	l.instanceRules(t)
+	l.limits(t)
 }
 
 // outputVisibility is L11: a caller at exactly the tool's own minimum should

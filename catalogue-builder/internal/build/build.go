@@ -53,7 +53,8 @@ func (r *Refused) Error() string {
 var ErrNoTools = errors.New("refused: the sources declare no tool; a catalogue serves at least one")
 
 // Run builds a catalogue. Compile problems come back as sources.Problems,
-// lint errors as *Refused, and nothing is returned to write unless every
+// lint errors as *Refused, problems with the manifest's limits as
+// manifest.Problems, and nothing is returned to write unless every
 // check passed.
 func Run(ctx context.Context, in Input) (*Result, error) {
 	set, source, err := read(ctx, in)
@@ -75,6 +76,11 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 	if countTools(model) == 0 {
 		return nil, ErrNoTools
 	}
+	limits, problems, limitWarnings := resolveLimits(model, in.Manifest)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	diags = append(diags, limitWarnings...)
 	catalogue, err := artifact.Assemble(set.Files, model, artifact.Provenance{
 		Producer: in.Producer,
 		Compiler: set.Compiler,
@@ -84,6 +90,7 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	catalogue.Limits = limits
 	data, err := artifact.Marshal(catalogue)
 	if err != nil {
 		return nil, err

@@ -61,6 +61,7 @@ func Compare(old, new *artifact.Artifact) []Change {
 	r.taxonomy("tool set", old.Catalogue.GetToolSets(), new.Catalogue.GetToolSets())
 	r.attributes(old.Catalogue.GetAttributes(), new.Catalogue.GetAttributes())
 	before, after := toolsByFQN(old), toolsByFQN(new)
+	limitsBefore, limitsAfter := limitsByTool(old), limitsByTool(new)
 	for fqn, t := range after {
 		if before[fqn] == nil {
 			p := t.Policy
@@ -75,6 +76,7 @@ func Compare(old, new *artifact.Artifact) []Change {
 			continue
 		}
 		r.tool(t, n)
+		r.limits(fqn, limitsBefore[fqn], limitsAfter[fqn])
 		r.fields(fqn, "input", plan(old, t, t.Desc.Input()), plan(new, n, n.Desc.Input()))
 		r.fields(fqn, "output", plan(old, t, t.Desc.Output()), plan(new, n, n.Desc.Output()))
 	}

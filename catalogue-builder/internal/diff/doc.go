@@ -17,7 +17,11 @@
 // decides nothing and is unclear, as is a changed expression or filtered
 // field. Declared principal attributes added, removed or changed are
 // unclear: a rule reading one is checked against the new declarations at
-// build.
+// build. Effective limits (the catalogue's limits, whether the
+// contract or catalogue.yaml set them) are matched by id: a limit added or
+// tightened narrows; one removed or loosened — a higher count or in_flight,
+// a lower cost, soft where it was hard — widens; a change of kind, key or
+// window, or one both tighter and looser, is unclear.
 //
 // It refuses to guess. A change widens when it lets some caller reach,
 // read or write more, or weakens a safeguard on what callers already can

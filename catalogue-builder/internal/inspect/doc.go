@@ -5,7 +5,9 @@
 // package its descriptor hash and, per tool, the policy that gates a call —
 // FQN, route, verb, minimum clearance, compartments, tool sets, approval
 // (with the grant's terms under GRANT), audit, and its instance rules with
-// their expressions (the listing shows callers only ids and descriptions).
+// their expressions (the listing shows callers only ids and descriptions),
+// and its effective limits, each with where it came from (the contract, or
+// catalogue.yaml adding it or tightening the contract's).
 //
 // Describe turns an artifact into a View; WriteText and WriteJSON render the
 // same View, so the two outputs never disagree. A View holds only what the

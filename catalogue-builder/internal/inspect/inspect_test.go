@@ -32,6 +32,7 @@ const shopRoot = "testdata/shop/proto"
 // is deterministic: fixed sources, producer, source and time.
 func buildShop(t *testing.T) *artifact.Artifact {
 	t.Helper()
+	thirty, tenThousand, two, perTenantDay := uint32(30), uint32(10000), uint32(2), "Calls per tenant per day."
 	abs, err := filepath.Abs(shopRoot)
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +43,11 @@ func buildShop(t *testing.T) *artifact.Artifact {
 			Schema:  manifest.SchemaV1,
 			Source:  "git@example.com:shop/protos.git@v1.4.0",
 			Include: []manifest.Include{{Dir: shopRoot, Abs: abs}},
+			Limits: []manifest.Limit{
+				{ID: "per_subject", Tool: "count_open_tickets", Rate: &manifest.Rate{Count: &thirty}},
+				{ID: "per_tenant_day", AllTools: true, Description: &perTenantDay, Key: []string{"tenant"},
+					Rate: &manifest.Rate{Count: &tenThousand, Window: "day"}, Cost: &two},
+			},
 		},
 		Producer: buildtest.Producer,
 		BuiltAt:  time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC),

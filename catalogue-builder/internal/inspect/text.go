@@ -74,7 +74,25 @@ func toolRows(t Tool) [][2]string {
 			[2]string{"  fail closed", yesNo(t.Audit.FailClosed)},
 		)
 	}
-	return append(rows, ruleRows(t.Rules)...)
+	rows = append(rows, ruleRows(t.Rules)...)
+	return append(rows, limitRows(t.Limits)...)
+}
+
+// limitRows is one row per limit: "limit <id>", then its bound and, when
+// catalogue.yaml set or tightened it, where it came from.
+func limitRows(limits []Limit) [][2]string {
+	rows := make([][2]string, 0, len(limits))
+	for _, l := range limits {
+		what := l.Bound
+		switch {
+		case l.Contract != "":
+			what += "  (tightened by catalogue.yaml from " + l.Contract + ")"
+		case l.Origin == "DEPLOYMENT":
+			what += "  (added by catalogue.yaml)"
+		}
+		rows = append(rows, [2]string{"limit " + l.ID, what})
+	}
+	return rows
 }
 
 // printer writes lines and aligned blocks, keeping the first error.

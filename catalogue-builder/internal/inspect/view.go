@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
+	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"github.com/garm-dev/garm/protoc-gen-garm/compile"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -64,6 +65,28 @@ type Rule struct {
 	Phase string `json:"phase"`
 }
 
+// Limit is one effective limit of a tool.
+type Limit struct {
+	// Bound is the limit in one phrase ("5 per minute per tenant+subject").
+	Bound string `json:"bound"`
+	// Contract is, for a limit catalogue.yaml tightened, the contract's
+	// bound it tightens.
+	Contract string `json:"contract,omitempty"`
+	// Cost is what one call counts against a rate; 0 for a concurrency
+	// bound.
+	Cost        uint32 `json:"cost,omitempty"`
+	Count       uint32 `json:"count,omitempty"`
+	Description string `json:"description"`
+	ID          string `json:"id"`
+	InFlight    uint32 `json:"in_flight,omitempty"`
+	// Key is the parts the limit is counted per, in number order.
+	Key []string `json:"key"`
+	// Origin is CONTRACT, TIGHTENED or DEPLOYMENT.
+	Origin string `json:"origin"`
+	Soft   bool   `json:"soft"`
+	Window string `json:"window,omitempty"`
+}
+
 // Decl is one declared compartment or tool set.
 type Decl struct {
 	Description string `json:"description"`
@@ -86,6 +109,9 @@ type Tool struct {
 	// Compartments and Sets are sorted.
 	Compartments []string `json:"compartments"`
 	FQN          string   `json:"fqn"`
+	// Limits are the tool's effective limits, by id: what garmd enforces,
+	// whether the contract or catalogue.yaml set them.
+	Limits []Limit `json:"limits"`
 	// Method is the route, "/<package>.<Service>/<Method>".
 	Method       string `json:"method"`
 	MinClearance string `json:"min_clearance"`
@@ -146,6 +172,10 @@ func Describe(a *artifact.Artifact) View {
 	if at := c.GetProvenance().GetBuiltAt(); at != nil {
 		v.Provenance.BuiltAt = at.AsTime().UTC().Format(time.RFC3339Nano)
 	}
+	limits := map[string][]Limit{}
+	for _, p := range c.GetLimits() {
+		limits[p.GetTool()] = append(limits[p.GetTool()], describeLimit(p))
+	}
 	for _, t := range a.Tools() {
 		pkg := string(t.Desc.ParentFile().Package())
 		if n := len(v.Packages); n == 0 || v.Packages[n-1].Name != pkg {
@@ -156,7 +186,11 @@ func Describe(a *artifact.Artifact) View {
 			})
 		}
 		last := &v.Packages[len(v.Packages)-1]
-		last.Tools = append(last.Tools, describeTool(t))
+		tool := describeTool(t)
+		if l := limits[t.FQN]; l != nil {
+			tool.Limits = l
+		}
+		last.Tools = append(last.Tools, tool)
 	}
 	return v
 }
@@ -172,6 +206,7 @@ func describeTool(t *compile.Tool) Tool {
 		},
 		Compartments: sorted(p.GetCompartments()),
 		FQN:          t.FQN,
+		Limits:       []Limit{},
 		Method:       t.Method,
 		MinClearance: EnumName(p.GetMinClearance()),
 		Rules:        rules(p.GetInstance()),
@@ -188,6 +223,31 @@ func describeTool(t *compile.Tool) Tool {
 		}
 	}
 	return tool
+}
+
+func describeLimit(p *planv1.LimitPlan) Limit {
+	l := p.GetLimit()
+	out := Limit{
+		Bound:       compile.DescribeLimit(l),
+		Cost:        l.GetCost(),
+		Count:       l.GetRate().GetCount(),
+		Description: l.GetDescription(),
+		ID:          l.GetId(),
+		InFlight:    l.GetConcurrency().GetInFlight(),
+		Key:         []string{},
+		Origin:      strings.TrimPrefix(p.GetOrigin().String(), "LIMIT_ORIGIN_"),
+		Soft:        l.GetSoft(),
+	}
+	if l.GetRate() != nil {
+		out.Window = compile.WindowName(l.GetRate().GetWindow())
+	}
+	for _, k := range l.GetKey() {
+		out.Key = append(out.Key, compile.KeyPartName(k))
+	}
+	if p.GetContract() != nil {
+		out.Contract = compile.DescribeLimit(p.GetContract())
+	}
+	return out
 }
 
 func attributes(attrs []*toolv1.Attribute) []Attribute {

@@ -1,7 +1,8 @@
 // Package manifest reads catalogue.yaml, the file that tells garm-catalogue
 // build and lint which proto roots make up a catalogue, what to record as its
 // provenance and, optionally, the whole taxonomy of compartments, tool
-// sets and principal attributes. [Load] reads a file and checks that every include directory exists;
+// sets and principal attributes, and the limits the deployment adds to its
+// tools or tightens. [Load] reads a file and checks that every include directory exists;
 // [Parse] does the same reading on bytes without touching the filesystem.
 //
 // It owns the manifest's shape: one YAML document whose top level is a
@@ -9,7 +10,12 @@
 // include (a non-empty list of directories) and taxonomy (compartments and
 // tool_sets, each a list of {name, description}; attributes, a list of
 // {name, description, type, max_items, max_len} whose type is string, int,
-// bool or string_list — whether a declaration is sound is lint's L44). It refuses, with a
+// bool or string_list — whether a declaration is sound is lint's L44) and
+// limits (a list of entries, each an id, exactly one of tool, tool_set and
+// all_tools: true, and the terms it sets: description, key — parts spelled
+// as [KeyParts] —, rate {count, window — one of [Windows]}, concurrency
+// {in_flight}, cost, soft; whether an entry adds a sound limit or tightens
+// the contract's is the build's to judge, against each tool). It refuses, with a
 // position for each: YAML that does not parse, a second document, unknown or
 // duplicate keys at any level, a value of the wrong kind (a null where a
 // string is expected included), anchors, aliases, merge keys and explicit

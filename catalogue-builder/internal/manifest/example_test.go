@@ -17,5 +17,5 @@ taxonmy:
 	// Output:
 	// catalogue.yaml:1:9: unsupported schema "v2": this garm-catalogue reads v1
 	// catalogue.yaml:3:10: "include" must be a list of directories, not a string
-	// catalogue.yaml:4:1: unknown key "taxonmy" (known: schema, name, source, include, taxonomy)
+	// catalogue.yaml:4:1: unknown key "taxonmy" (known: schema, name, source, include, taxonomy, limits)
 }

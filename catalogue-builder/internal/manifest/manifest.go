@@ -22,6 +22,9 @@ type Manifest struct {
 	Source   string    // free text for the artifact's provenance; empty when absent
 	Include  []Include // at least one, each naming a different directory
 	Taxonomy *Taxonomy // nil when the key is absent
+	// Limits the deployment adds or tightens, in file order; empty when
+	// the key is absent.
+	Limits []Limit
 }
 
 // Include is one entry of the include list: a local proto import root.

@@ -55,10 +55,10 @@ func TestParseRefusesABadManifestWithEveryProblemAtOnce(t *testing.T) {
 
 		// Keys.
 		{"an unknown top-level key", "schema: v1\ninclude: [proto]\nnmae: calc\n", []string{
-			`3:1: unknown key "nmae" (known: schema, name, source, include, taxonomy)`,
+			`3:1: unknown key "nmae" (known: schema, name, source, include, taxonomy, limits)`,
 		}},
 		{"a key that is not a string", "schema: v1\ninclude: [proto]\n1: x\n", []string{
-			`3:1: unknown key "1" (known: schema, name, source, include, taxonomy)`,
+			`3:1: unknown key "1" (known: schema, name, source, include, taxonomy, limits)`,
 		}},
 		{"a complex key", "schema: v1\ninclude: [proto]\n? [a]\n: b\n", []string{
 			`3:3: keys must be strings, not a list`,
@@ -220,7 +220,7 @@ taxonomy:
 			`1:1: missing required key "schema"`,
 			`1:7: "name" must be a string, not a list`,
 			`5:5: include "proto" is listed twice (first on line 4)`,
-			`6:1: unknown key "colour" (known: schema, name, source, include, taxonomy)`,
+			`6:1: unknown key "colour" (known: schema, name, source, include, taxonomy, limits)`,
 			`9:7: a tool set needs a "name"`,
 		}},
 	}

@@ -15,7 +15,7 @@ import (
 
 // The keys each level understands, in the order the messages list them.
 var (
-	topKeys       = []string{"schema", "name", "source", "include", "taxonomy"}
+	topKeys       = []string{"schema", "name", "source", "include", "taxonomy", "limits"}
 	taxonomyKeys  = []string{"compartments", "tool_sets", "attributes"}
 	declKeys      = []string{"name", "description"}
 	attributeKeys = []string{"name", "description", "type", "max_items", "max_len"}
@@ -82,6 +82,9 @@ func (r *reader) read(data []byte) *Manifest {
 	}
 	if n, ok := fields["taxonomy"]; ok {
 		m.Taxonomy = r.taxonomy(n)
+	}
+	if n, ok := fields["limits"]; ok {
+		m.Limits = r.limits(n)
 	}
 	return m
 }

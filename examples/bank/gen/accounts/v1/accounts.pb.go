@@ -508,7 +508,7 @@ const file_accounts_v1_accounts_proto_rawDesc = "" +
 	"\vAccountType\x12\x1c\n" +
 	"\x18ACCOUNT_TYPE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ACCOUNT_TYPE_CURRENT\x10\x01\x12\x18\n" +
-	"\x14ACCOUNT_TYPE_SAVINGS\x10\x022\xf2\x13\n" +
+	"\x14ACCOUNT_TYPE_SAVINGS\x10\x022\xe7\x14\n" +
 	"\x0fAccountsService\x12\xad\n" +
 	"\n" +
 	"\n" +
@@ -517,12 +517,14 @@ const file_accounts_v1_accounts_proto_rawDesc = "" +
 	" The balances of customer C-1001.\x12\x19{\"customer_id\": \"C-1001\"}\"\xe1\x01A 404 refusal means no customer has that id. Confirm the id with the customer (it looks like C-1234) rather than trying others. A 403 refusal naming the rule own_customer means you may ask only about the customer you act for.Z\xd1\x03\n" +
 	"\xe7\x01\n" +
 	"\fown_customer\x12YA caller who does not serve any customer may ask only about the customer its token names.\x1a|'any-customer' in principal.compartments || (has(request.customer_id) && request.customer_id == principal.attrs.customer_id)\x1a\xe4\x01\n" +
-	"\fown_accounts\x12YA caller who does not serve any customer sees only the accounts its token lets it act on.\x1a\baccounts\"o'any-customer' in principal.compartments || (has(row.account_id) && row.account_id in principal.attrs.accounts)b\asupportb\bpaymentsb\fself-service\x12\xae\t\n" +
-	"\vGetCustomer\x12\x1f.accounts.v1.GetCustomerRequest\x1a .accounts.v1.GetCustomerResponse\"\xdb\b\x92\xb5\x18\xd6\b\x12\x12Look up a customer\x1a\xe9\x01Returns a customer's record: their name, email address, phone number, date of birth, national id and when they became a customer. What you see of each depends on your clearance; a field you may not read comes back redacted or absent. \x01(\x142\vpii-contactB\x04\b\x01\x10\x03R\xb8\x04\n" +
+	"\fown_accounts\x12YA caller who does not serve any customer sees only the accounts its token lets it act on.\x1a\baccounts\"o'any-customer' in principal.compartments || (has(row.account_id) && row.account_id in principal.attrs.accounts)b\asupportb\bpaymentsb\fself-service\x12\xa3\n" +
+	"\n" +
+	"\vGetCustomer\x12\x1f.accounts.v1.GetCustomerRequest\x1a .accounts.v1.GetCustomerResponse\"\xd0\t\x92\xb5\x18\xcb\t\x12\x12Look up a customer\x1a\xe9\x01Returns a customer's record: their name, email address, phone number, date of birth, national id and when they became a customer. What you see of each depends on your clearance; a field you may not read comes back redacted or absent. \x01(\x142\vpii-contactB\x04\b\x01\x10\x03R\xb8\x04\n" +
 	"DYou need to greet, identify or contact a customer whose id you know.\x12\xce\x01You only need the customer's money or cards: call get_balance or list_cards, which do not read their personal details. Do not call it to confirm someone's identity by reading their national id back to them.\x1a;\n" +
 	"\x1eThe record of customer C-1001.\x12\x19{\"customer_id\": \"C-1001\"}\"\xe1\x01A 404 refusal means no customer has that id. Confirm the id with the customer (it looks like C-1234) rather than trying others. A 403 refusal naming the rule own_customer means you may ask only about the customer you act for.Z\xea\x01\n" +
 	"\xe7\x01\n" +
-	"\fown_customer\x12YA caller who does not serve any customer may ask only about the customer its token names.\x1a|'any-customer' in principal.compartments || (has(request.customer_id) && request.customer_id == principal.attrs.customer_id)b\asupportb\fself-serviceBCZAgithub.com/garm-dev/garm/examples/bank/gen/accounts/v1;accountsv1b\x06proto3"
+	"\fown_customer\x12YA caller who does not serve any customer may ask only about the customer its token names.\x1a|'any-customer' in principal.compartments || (has(request.customer_id) && request.customer_id == principal.attrs.customer_id)b\asupportb\fself-service\x82\x01r\n" +
+	"\vper_subject\x12XEach person, or an agent acting for them, looks up customers at most 300 times a minute.\x1a\x02\x01\x02\"\x05\b\xac\x02\x10\x02BCZAgithub.com/garm-dev/garm/examples/bank/gen/accounts/v1;accountsv1b\x06proto3"
 
 var (
 	file_accounts_v1_accounts_proto_rawDescOnce sync.Once

@@ -772,20 +772,21 @@ const file_cards_v1_cards_proto_rawDesc = "" +
 	"\x12FREEZE_REASON_LOST\x10\x01\x12\x18\n" +
 	"\x14FREEZE_REASON_STOLEN\x10\x02\x12!\n" +
 	"\x1dFREEZE_REASON_SUSPECTED_FRAUD\x10\x03\x12\"\n" +
-	"\x1eFREEZE_REASON_CUSTOMER_REQUEST\x10\x042\xa7\x19\n" +
+	"\x1eFREEZE_REASON_CUSTOMER_REQUEST\x10\x042\x84\x1a\n" +
 	"\fCardsService\x12\xa4\a\n" +
 	"\tListCards\x12\x1a.cards.v1.ListCardsRequest\x1a\x1b.cards.v1.ListCardsResponse\"\xdd\x06\x92\xb5\x18\xd8\x06\x12\x17List a customer's cards\x1anReturns every payment card a customer holds: its id, number, brand, expiry and whether it is active or frozen. \x01(\x142\tcard-dataB\x04\b\x01\x10\x03R\xb3\x03\n" +
 	"\\A customer asks about their cards, or you need a card's id before freezing or unfreezing it.\x123You need the customer's balances: call get_balance.\x1a:\n" +
 	"\x1dThe cards of customer C-1001.\x12\x19{\"customer_id\": \"C-1001\"}\"\xe1\x01A 404 refusal means no customer has that id. Confirm the id with the customer (it looks like C-1234) rather than trying others. A 403 refusal naming the rule own_customer means you may ask only about the customer you act for.Z\xea\x01\n" +
 	"\xe7\x01\n" +
-	"\fown_customer\x12YA caller who does not serve any customer may ask only about the customer its token names.\x1a|'any-customer' in principal.compartments || (has(request.customer_id) && request.customer_id == principal.attrs.customer_id)b\asupportb\fself-service\x12\xed\b\n" +
+	"\fown_customer\x12YA caller who does not serve any customer may ask only about the customer its token names.\x1a|'any-customer' in principal.compartments || (has(request.customer_id) && request.customer_id == principal.attrs.customer_id)b\asupportb\fself-service\x12\xca\t\n" +
 	"\n" +
-	"FreezeCard\x12\x1b.cards.v1.FreezeCardRequest\x1a\x1c.cards.v1.FreezeCardResponse\"\xa3\b\x92\xb5\x18\x9e\b\x12\rFreeze a card\x1a\x95\x01Freezes a card so that no payment or withdrawal can be made with it until unfreeze_card is called. A person on the card team is told of every freeze. \x02(\x142\tcard-dataB\x1a\x10\x02\"\x16cards.v1.unfreeze_cardJe\b\x02*aThe card team reviews freezes for fraud patterns; the customer can still be helped while it does.R\xa8\x04\n" +
+	"FreezeCard\x12\x1b.cards.v1.FreezeCardRequest\x1a\x1c.cards.v1.FreezeCardResponse\"\x80\t\x92\xb5\x18\xfb\b\x12\rFreeze a card\x1a\x95\x01Freezes a card so that no payment or withdrawal can be made with it until unfreeze_card is called. A person on the card team is told of every freeze. \x02(\x142\tcard-dataB\x1a\x10\x02\"\x16cards.v1.unfreeze_cardJe\b\x02*aThe card team reviews freezes for fraud patterns; the customer can still be helped while it does.R\xa8\x04\n" +
 	"\x93\x01A customer reports a card lost or stolen, or you see payments on it the customer does not recognise. Freeze first: it is undone with unfreeze_card.\x12\x82\x01The card is already frozen (list_cards says so). The customer wants to stop one payment: a freeze stops every payment on the card.\x1ao\n" +
 	"3Freeze card CARD-2001, which the customer has lost.\x128{\"card_id\": \"CARD-2001\", \"reason\": \"FREEZE_REASON_LOST\"}\"\x99\x01A 409 refusal means the card is already frozen: nothing more to do. A 404 refusal means no card has that id: call list_cards for the customer's card ids.Z\xae\x01\n" +
 	"\xab\x01\n" +
 	"\n" +
-	"staff_only\x12sOnly staff who serve any customer freeze or unfreeze a card; a customer, or an agent acting for one, asks the bank.\x1a('any-customer' in principal.compartmentsb\asupport\x12\xff\b\n" +
+	"staff_only\x12sOnly staff who serve any customer freeze or unfreeze a card; a customer, or an agent acting for one, asks the bank.\x1a('any-customer' in principal.compartmentsb\asupport\x82\x01Z\n" +
+	"\x0ecard_processor\x12AThe card processor takes at most 4 freezes at once from the bank.\x1a\x01\x04*\x02\b\x04\x12\xff\b\n" +
 	"\fUnfreezeCard\x12\x1d.cards.v1.UnfreezeCardRequest\x1a\x1e.cards.v1.UnfreezeCardResponse\"\xaf\b\x92\xb5\x18\xaa\b\x12\x0fUnfreeze a card\x1a\x95\x01Unfreezes a frozen card so that it can be used again. A card frozen as stolen is never unfrozen. A person on the card team is told of every unfreeze. \x02(\x142\tcard-dataB\x18\x10\x02\"\x14cards.v1.freeze_cardJj\b\x02*fUnfreezing a card reported stolen re-opens it to whoever holds it; the card team checks each unfreeze.R\xaf\x04\n" +
 	"qThe customer has found a card they froze, or a freeze was made in error, and the customer asks for the card back.\x12RThe card was frozen as stolen: it stays frozen and the customer is sent a new one.\x1aR\n" +
 	"6Unfreeze card CARD-2003, which the customer has found.\x12\x18{\"card_id\": \"CARD-2003\"}\"\x91\x02A 409 refusal means the card is not frozen: nothing more to do. A 422 refusal means the card was frozen as stolen and can never be unfrozen: tell the customer a replacement is on its way. A 404 refusal means no card has that id: call list_cards for the customer's card ids.Z\xae\x01\n" +
