@@ -203,7 +203,7 @@ func originProblem(p *planv1.LimitPlan) string {
 
 // looser says how l admits more than the contract's c, "" when it does not.
 func looser(l, c *toolv1.Limit) string {
-	if c.GetSoft() == false && l.GetSoft() {
+	if !c.GetSoft() && l.GetSoft() {
 		return "it is soft and the contract's is hard"
 	}
 	if !proto.Equal(&toolv1.Limit{Key: l.GetKey()}, &toolv1.Limit{Key: c.GetKey()}) {
