@@ -75,6 +75,13 @@ type Config struct {
 	// Notify turns on step 10, publishing MODE_NOTIFY tools' rows to
 	// GARM_NOTIFY (--notify).
 	Notify bool
+	// Limits turns on the limit step, counting calls on the GARM_LIMITS_*
+	// counter streams (--limits); without it a catalogue that declares
+	// limits does not mount. LimitReplicas is how many replicas serve,
+	// each taking its share of a soft limit while the bus is away
+	// (--limit-replicas; 0 is 1).
+	Limits        bool
+	LimitReplicas int
 	// LedgerStream publishes the ledger to GARM_LEDGER, falling back to the
 	// log (--ledger-stream).
 	LedgerStream bool

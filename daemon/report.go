@@ -225,6 +225,8 @@ type CheckConfig struct {
 	Grants bool
 	// Notify stands in for --notify (--with-notify).
 	Notify bool
+	// Limits stands in for --limits (--with-limits).
+	Limits bool
 	// AuditRetention stands in for --audit-stream-retention
 	// (--audit-retention).
 	AuditRetention *time.Duration
@@ -249,7 +251,7 @@ func Check(w io.Writer, c CheckConfig) error {
 	for _, t := range toolsOf(gen) {
 		fmt.Fprintf(w, "  %s %s\n", t.FQN, t.Verb)
 	}
-	steps := catalogue.Steps{Grants: c.Grants, Notify: c.Notify, AuditRetention: c.AuditRetention}
+	steps := catalogue.Steps{Grants: c.Grants, Notify: c.Notify, AuditRetention: c.AuditRetention, Limits: c.Limits, ToolTimeout: DefaultConfig().ToolTimeout}
 	on, _ := stepsReport(steps, "a stand-in issuer")
 	fmt.Fprintf(w, "optional steps:\n  %s\n", strings.Join(on, "\n  "))
 	refresh := DefaultConfig()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"github.com/garm-dev/garm/runtime/wire"
 )
 
 // subjectRoot begins every counter subject. Under it, one class per
@@ -47,17 +48,13 @@ type Stream struct {
 // expires inside its window, and each expires on its own after.
 func Streams() []Stream {
 	return []Stream{
-		{"GARM_LIMITS_SECOND", subjectRoot + "s.>", 2 * time.Second},
-		{"GARM_LIMITS_MINUTE", subjectRoot + "m.>", 2 * time.Minute},
-		{"GARM_LIMITS_HOUR", subjectRoot + "h.>", 2 * time.Hour},
-		{"GARM_LIMITS_DAY", subjectRoot + "d.>", 48 * time.Hour},
-		{"GARM_LIMITS_CONCURRENCY", subjectRoot + concurrencyClass + ".>", 2*Lease + time.Minute},
+		{wire.LimitSecondStream, subjectRoot + "s.>", 2 * time.Second},
+		{wire.LimitMinuteStream, subjectRoot + "m.>", 2 * time.Minute},
+		{wire.LimitHourStream, subjectRoot + "h.>", 2 * time.Hour},
+		{wire.LimitDayStream, subjectRoot + "d.>", 48 * time.Hour},
+		{wire.LimitConcurrencyStream, subjectRoot + concurrencyClass + ".>", 2*Lease + time.Minute},
 	}
 }
-
-// Subjects is the subject filter garmd's identity publishes on to count:
-// every counter stream's, and the clock subject.
-const Subjects = subjectRoot + ">"
 
 // ClockSubject is the counter that garmd adds 0 to and reads back, to learn
 // the bus's clock (docs/decisions/0126). It lives in the per-second stream.

@@ -1,0 +1,61 @@
+package garmd_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// A call over its tool's limit is answered 429 rate_limited naming the
+// limit, with Retry-After and the rate-limit header fields over HTTP, and
+// as an isError result with the same body over MCP; the metrics count it
+// by tool and limit.
+func TestACallOverItsLimitIsAnswered429OverHTTPAndIsErrorOverMCP(t *testing.T) {
+	s := startStack(t, withMCPOn(), withLimitsOf(t, rateLimit("calc.v1.add", "adds", 1, toolv1.Limit_WINDOW_DAY, toolv1.Limit_KEY_PART_SUBJECT)))
+	add := surfaceCall{route: addPath, tool: "calc.v1.add", args: `{"a":1,"b":2}`, authorization: "Bearer " + s.token("public")}
+	if h := s.overHTTP(t, add); h.status != http.StatusOK {
+		t.Fatalf("the first call: %d %s", h.status, h.body)
+	}
+	h := s.overHTTP(t, add)
+	if h.status != http.StatusTooManyRequests || h.header.Get("Retry-After") == "" || h.header.Get("Ratelimit-Limit") != "1" ||
+		h.header.Get("Ratelimit-Remaining") != "0" || h.header.Get("Ratelimit-Reset") != h.header.Get("Retry-After") {
+		t.Fatalf("over the limit over HTTP: %d %v %s", h.status, h.header, h.body)
+	}
+	var body struct{ Code, Limit string }
+	if err := json.Unmarshal(h.body, &body); err != nil || body.Code != "rate_limited" || body.Limit != "adds" {
+		t.Fatalf("body %s", h.body)
+	}
+	m := s.overMCP(t, add)
+	if m.status != http.StatusOK || !strings.Contains(string(m.body), `"isError":true`) || !strings.Contains(string(m.body), `\"limit\":\"adds\"`) {
+		t.Fatalf("over the limit over MCP: %d %s", m.status, m.body)
+	}
+	if row := s.row(h.eventID()); row.GetLimitId() != "adds" || row.GetLimitKey() != "subject" {
+		t.Fatalf("row: %v", row)
+	}
+	if _, metrics := s.admin("/metrics"); !strings.Contains(metrics, `garm_limit_refusals_total{limit="adds",tool="calc.v1.add"} 2`) {
+		t.Fatalf("metrics lack the two refusals")
+	}
+}
+
+// withLimitsOf is withLimits for a stack without governance.
+func withLimitsOf(t testing.TB, plans ...*limitPlan) stackOption { return withLimits(t, plans...) }
+
+// deleteStream removes a counter stream, as a bus that lost it would.
+func deleteStream(t testing.TB, url, name string) {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	if err := js.DeleteStream(context.Background(), name); err != nil {
+		t.Fatal(err)
+	}
+}
