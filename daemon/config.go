@@ -82,6 +82,10 @@ type Config struct {
 	// (--limit-replicas; 0 is 1).
 	Limits        bool
 	LimitReplicas int
+	// LimitBound is how long counting a call may take before a hard
+	// limit refuses it limit_unavailable (--limit-bound; 0 is
+	// limit.DefaultBound).
+	LimitBound time.Duration
 	// LedgerStream publishes the ledger to GARM_LEDGER, falling back to the
 	// log (--ledger-stream).
 	LedgerStream bool

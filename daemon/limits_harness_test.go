@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	garmd "github.com/garm-dev/garm/daemon"
 	cataloguev1 "github.com/garm-dev/garm/gen/garm/catalogue/v1"
@@ -48,6 +49,8 @@ func withLimits(t testing.TB, plans ...*limitPlan) stackOption {
 			t.Fatal(err)
 		}
 		c.Limits = true
+		// A machine under load can take longer than the default bound.
+		c.LimitBound = 2 * time.Second
 	}
 }
 

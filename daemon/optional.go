@@ -92,7 +92,7 @@ func (d *Daemon) openLimits(ctx context.Context, js jetstream.JetStream) error {
 	if err := limitjs.Check(ctx, js); err != nil {
 		return err
 	}
-	l := limit.New(limit.Config{Counter: limitjs.New(js), Replicas: d.cfg.LimitReplicas})
+	l := limit.New(limit.Config{Counter: limitjs.New(js), Replicas: d.cfg.LimitReplicas, Bound: d.cfg.LimitBound})
 	if err := l.Calibrate(ctx); err != nil {
 		return fmt.Errorf("reading the bus's clock: %w", err)
 	}

@@ -111,6 +111,7 @@ func serveFlags(cfg *garmd.Config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.Notify, "notify", cfg.Notify, "publish MODE_NOTIFY tools' rows to GARM_NOTIFY (step 10)")
 	fs.BoolVar(&cfg.Limits, "limits", cfg.Limits, "count calls against their tools' limits on the GARM_LIMITS_* counter streams (garm bus init creates them)")
 	fs.IntVar(&cfg.LimitReplicas, "limit-replicas", cfg.LimitReplicas, "how many garmd replicas serve: each admits its share of a soft limit while the bus is away")
+	fs.DurationVar(&cfg.LimitBound, "limit-bound", cfg.LimitBound, "how long counting a call may take before a hard limit refuses it 503 limit_unavailable (0: 250ms)")
 	fs.BoolVar(&cfg.LedgerStream, "ledger-stream", cfg.LedgerStream, "publish the ledger to GARM_LEDGER, falling back to the log")
 	fs.DurationVar(&cfg.ToolTimeout, "tool-timeout", cfg.ToolTimeout, "the deadline of a call whose caller set none, and the ceiling on one it set")
 	fs.IntVar(&cfg.MaxTools, "max-tools", cfg.MaxTools, "refuse a catalogue with more tools (0 = no limit)")

@@ -70,6 +70,8 @@ type Limiter struct {
 // (docs/decisions/0126).
 const maxRemembered = 1 << 16
 
+const calibrationBound = 2 * time.Second
+
 // New is a Limiter over cfg.
 func New(cfg Config) *Limiter {
 	if cfg.Bound <= 0 {
@@ -90,9 +92,11 @@ func New(cfg Config) *Limiter {
 	return &Limiter{cfg: cfg, known: map[string]struct{}{}, local: map[string]int64{}}
 }
 
-// Calibrate reads the bus's clock, which every window is counted by.
+// Calibrate reads the bus's clock, which every window is counted by. It is
+// off the call's path but its first time, so it takes up to
+// calibrationBound, ctx permitting.
 func (l *Limiter) Calibrate(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, l.cfg.Bound)
+	ctx, cancel := context.WithTimeout(ctx, max(l.cfg.Bound, calibrationBound))
 	defer cancel()
 	t0 := l.cfg.Now()
 	bus, err := l.cfg.Counter.Time(ctx)
@@ -191,9 +195,9 @@ func (l *Limiter) Admit(ctx context.Context, lims []*Limit, p *call.Principal, t
 const sha256Size = 32
 
 func (l *Limiter) admitOne(ctx context.Context, lim *Limit, tenant, key string, t *Ticket) error {
+	now, ok := l.busNow(ctx)
 	bounded, cancel := context.WithTimeout(ctx, l.cfg.Bound)
 	defer cancel()
-	now, ok := l.busNow(bounded)
 	if !ok {
 		return l.away(lim, key, now, t, "the bus's clock could not be read")
 	}
