@@ -3,6 +3,7 @@ package garmd_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -57,5 +58,57 @@ func deleteStream(t testing.TB, url, name string) {
 	js, _ := jetstream.New(nc)
 	if err := js.DeleteStream(context.Background(), name); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The listing and tools/list show each tool's limits that apply to the
+// caller, before any call: a limit keyed on the agent only to a delegated
+// caller.
+func TestTheListingShowsTheLimitsThatApplyToTheCaller(t *testing.T) {
+	perAgent := rateLimit("fix.v1.get_record", "per_agent", 5, toolv1.Limit_WINDOW_MINUTE, toolv1.Limit_KEY_PART_AGENT)
+	perSubject := rateLimit("fix.v1.get_record", "per_subject", 50, toolv1.Limit_WINDOW_HOUR, toolv1.Limit_KEY_PART_SUBJECT)
+	s := startStack(t, withMCPOn(), withLimitsOf(t, perAgent, perSubject))
+	limitsOf := func(persona string) string {
+		ans := s.post("/garm.v1.ToolCatalogService/ListTools", s.token(persona), `{"audience":"AUDIENCE_AGENT"}`)
+		var l struct {
+			Tools []struct {
+				FQN    string          `json:"fqn"`
+				Limits json.RawMessage `json:"limits"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(ans.body, &l); err != nil {
+			t.Fatalf("%d %s", ans.status, ans.body)
+		}
+		for _, tool := range l.Tools {
+			if tool.FQN == "fix.v1.get_record" {
+				return string(tool.Limits)
+			}
+		}
+		t.Fatalf("%s is not listed fix.v1.get_record: %s", persona, ans.body)
+		return ""
+	}
+	const subjectOnly = `[{"id":"per_subject","description":"At most so many calls, so the tool's upstream is not drained.","window":"hour","limit":50}]`
+	if got := limitsOf("analyst"); got != subjectOnly {
+		t.Fatalf("a person is shown %s", got)
+	}
+	if got := limitsOf("assistant>analyst"); !strings.Contains(got, `"id":"per_agent"`) || !strings.Contains(got, `"window":"minute","limit":5`) || !strings.Contains(got, `"id":"per_subject"`) {
+		t.Fatalf("a delegated caller is shown %s", got)
+	}
+	list := func(persona string) string {
+		req, _ := http.NewRequest(http.MethodPost, s.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+s.token(persona))
+		resp, err := s.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		_, _ = io.Copy(&b, resp.Body)
+		return b.String()
+	}
+	if person, agent := list("analyst"), list("assistant>analyst"); !strings.Contains(person, `"dev.garm/limits":`+subjectOnly) || strings.Contains(person, "per_agent") || !strings.Contains(agent, `"id":"per_agent"`) {
+		t.Fatalf("tools/list shows a person %s\nand a delegated caller %s", person, agent)
 	}
 }
