@@ -19,6 +19,11 @@ import (
 // limits (as the build would resolve them), and creates the counter
 // streams on the stack's bus as garm bus init would.
 func withLimits(t testing.TB, plans ...*limitPlan) stackOption {
+	return withLimitsOn(t, 1, plans...)
+}
+
+// withLimitsOn is withLimits with counter streams of replicas copies.
+func withLimitsOn(t testing.TB, replicas int, plans ...*limitPlan) stackOption {
 	return func(c *garmd.Config) {
 		if c.Catalogue == "" {
 			return // the harness's probe of the options
@@ -45,7 +50,7 @@ func withLimits(t testing.TB, plans ...*limitPlan) stackOption {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := garmd.CreateLimitStreams(context.Background(), js, 1); err != nil {
+		if err := garmd.CreateLimitStreams(context.Background(), js, replicas); err != nil {
 			t.Fatal(err)
 		}
 		c.Limits = true
