@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	garmd "github.com/garm-dev/garm/daemon"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -110,5 +111,21 @@ func TestTheListingShowsTheLimitsThatApplyToTheCaller(t *testing.T) {
 	}
 	if person, agent := list("analyst"), list("assistant>analyst"); !strings.Contains(person, `"dev.garm/limits":`+subjectOnly) || strings.Contains(person, "per_agent") || !strings.Contains(agent, `"id":"per_agent"`) {
 		t.Fatalf("tools/list shows a person %s\nand a delegated caller %s", person, agent)
+	}
+}
+
+// garmd --limits refuses to start when the counter streams are missing,
+// naming them, rather than fail the first limited call.
+func TestGarmdWithLimitsRefusesToStartWithoutItsCounterStreams(t *testing.T) {
+	s := startStack(t)
+	cfg := s.cfg
+	cfg.Listen, cfg.AdminListen = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.Limits = true
+	d, err := garmd.New(context.Background(), cfg)
+	if err == nil {
+		t.Fatalf("garmd started with --limits and no counter streams (%v)", d.Addr())
+	}
+	if !strings.Contains(err.Error(), "--limits: stream GARM_LIMITS_SECOND") {
+		t.Fatalf("the refusal does not name the missing stream: %v", err)
 	}
 }
