@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	garmd "github.com/garm-dev/garm/daemon"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
@@ -127,5 +128,39 @@ func TestGarmdWithLimitsRefusesToStartWithoutItsCounterStreams(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "--limits: stream GARM_LIMITS_SECOND") {
 		t.Fatalf("the refusal does not name the missing stream: %v", err)
+	}
+}
+
+// A call refused by a limit spends no grant and opens no approval request:
+// the same grant pays once the window has turned.
+func TestALimitRefusalSpendsNoGrant(t *testing.T) {
+	s := startGovernedStack(t, withApprovals(), withLimits(t, rateLimit("appr.v1.pay", "one_a_second", 1, toolv1.Limit_WINDOW_SECOND, toolv1.Limit_KEY_PART_SUBJECT)))
+	for attempt := 0; ; attempt++ {
+		if attempt == 5 {
+			t.Fatal("no attempt met the limit within one second")
+		}
+		// Early in a second, so both calls fall in it.
+		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 20*time.Millisecond)))
+		first := s.postRaw(payPath, payment, s.payHeaders(s.grant("approver", "appr.v1.pay", payer, paymentMaterial, "")))
+		if first.status != http.StatusOK {
+			t.Fatalf("the first payment: %d %s", first.status, first.body)
+		}
+		g := s.grant("approver", "appr.v1.pay", payer, paymentMaterial, "")
+		refused := s.postRaw(payPath, payment, s.payHeaders(g))
+		if refused.status == http.StatusOK {
+			continue // the second turned between the two
+		}
+		if refused.status != http.StatusTooManyRequests || strings.Contains(string(refused.body), "approval") {
+			t.Fatalf("over the limit with a grant: %d %s", refused.status, refused.body)
+		}
+		paid := s.payments.paid.Load()
+		time.Sleep(1100 * time.Millisecond)
+		if ok := s.postRaw(payPath, payment, s.payHeaders(g)); ok.status != http.StatusOK {
+			t.Fatalf("the grant a limit refused, in the next window: %d %s", ok.status, ok.body)
+		}
+		if s.payments.paid.Load() != paid+1 {
+			t.Fatal("the tool did not pay once more")
+		}
+		return
 	}
 }

@@ -103,6 +103,12 @@ func TestThreeReplicasOnAClusterAdmitExactlyTheLimitEvenWhileANodeDies(t *testin
 			t.Fatalf("run %d: admitted %d (%d refused, %d not counted), want exactly %d", run, got, refused, away, limitOf)
 		}
 	}
+	// A soft limit, with the bus answering, overshoots by nothing (≤ 2%).
+	soft := rate("hot_soft", limitOf, toolv1.Limit_WINDOW_DAY, toolv1.Limit_KEY_PART_SUBJECT)
+	soft.Soft = true
+	if got, _, _ := race(t, limiters, compiled(t, soft), 24, nil); got != limitOf {
+		t.Fatalf("a soft limit admitted %d across three replicas, want %d", got, limitOf)
+	}
 	lims := compiled(t, rate("hot_nodeloss", limitOf, toolv1.Limit_WINDOW_DAY, toolv1.Limit_KEY_PART_SUBJECT))
 	got, refused, away := race(t, limiters, lims, 24, func() { c.Nodes[1].Stop() })
 	t.Logf("with a node killed mid-run: admitted %d, refused %d over the limit, %d the bus could not count", got, refused, away)
