@@ -96,6 +96,12 @@ func stepsReport(steps catalogue.Steps, grantIssuer string) (on []string, refuse
 		on = append(on, fmt.Sprintf("audit sink: on, to %s, keeping rows %s", wire.AuditStream, *r))
 		refused = append(refused, fmt.Sprintf("audit.level LEVEL_AUDIT with retain_days beyond %s", *r))
 	}
+	if steps.Limits {
+		on = append(on, "limits: on, counted on the GARM_LIMITS_* counter streams")
+	} else {
+		on = append(on, "limits: off (--limits)")
+		refused = append(refused, "limits (need --limits)")
+	}
 	if len(refused) == 0 {
 		refused = []string{"none"}
 	}
