@@ -146,22 +146,12 @@ type counted struct {
 // Counted reports whether t holds anything to give back.
 func (t *Ticket) Counted() bool { return len(t.counts) > 0 }
 
-// Refused is a call refused by a limit: which, and what the answer tells
-// the caller about it.
-type Refused struct {
-	Limit *Limit
-	// RetryAfter is when the window ends (a concurrency bound: 1 s).
-	RetryAfter time.Duration
-	// Remaining is what the window has left; 0 when refused.
-	Remaining int64
-}
-
 // Admit counts the call against each of lims that applies to p, in order,
-// into t. It returns nil, a *deny.Denied rate_limited naming the limit (its
-// key's parts for the ledger in Limit and Key), or a *deny.Failed
-// limit_unavailable; on either, whatever this call counted is given back
-// first. A limit keyed on the agent does not apply to a call that is not
-// delegated.
+// into t. It returns nil, or the limit that refused the call (for the
+// ledger's limit_id and limit_key) and a *deny.Denied rate_limited naming
+// it (deny.RateLimit) or a *deny.Failed limit_unavailable; on either,
+// whatever this call counted is given back first. A limit keyed on the
+// agent does not apply to a call that is not delegated.
 func (l *Limiter) Admit(ctx context.Context, lims []*Limit, p *call.Principal, t *Ticket) (*Limit, error) {
 	var values [3]string
 	var buf [sha256Size]byte
