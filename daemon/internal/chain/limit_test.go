@@ -9,6 +9,7 @@ import (
 
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/chain"
+	"github.com/garm-dev/garm/daemon/internal/chain/dispatch"
 	"github.com/garm-dev/garm/daemon/internal/chain/limit"
 	"github.com/garm-dev/garm/daemon/internal/transport"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
@@ -71,12 +72,14 @@ func TestARefusalAfterCountingGivesTheCountBack(t *testing.T) {
 		payer                        bool
 		grant                        string
 		reply                        transport.Func
+		away                         bool
 		status                       int
 	}{
+		{name: "the bus is away", tool: "calc.v1.divide", path: "/calc.v1.Calculator/Divide", body: `{"dividend":1,"divisor":1}`, away: true, status: 503, code: "unavailable"},
 		{name: "grant required", tool: "appr.v1.pay", path: "/appr.v1.Payments/Pay", body: payment, payer: true, status: 403, code: "grant_required"},
 		{name: "a grant that does not verify", tool: "appr.v1.pay", path: "/appr.v1.Payments/Pay", body: payment, payer: true, grant: "not.a.grant", status: 403, code: "permission_denied"},
 		{name: "the audit write-ahead failed", tool: "appr.v1.export", path: "/appr.v1.Payments/Export", body: `{}`, payer: true, status: 503, code: "unavailable"},
-		{name: "a panic before the answer", tool: "calc.v1.divide", path: "/calc.v1.Calculator/Divide", body: `{"dividend":1,"divisor":1}`,
+		{name: "dispatched, then a panic: the count is kept", tool: "calc.v1.divide", path: "/calc.v1.Calculator/Divide", body: `{"dividend":1,"divisor":1}`,
 			reply: func(context.Context, *transport.Request) (*transport.Reply, error) { panic("blew up") }, status: 500, code: "internal"},
 	}
 	for _, c := range cases {
@@ -84,6 +87,9 @@ func TestARefusalAfterCountingGivesTheCountBack(t *testing.T) {
 			r := newGovernedRig(t)
 			limitGoverned(t, r, limitRate(c.tool, "once", 1, toolv1.Limit_KEY_PART_SUBJECT))
 			r.reply = c.reply
+			if c.away {
+				r.chain.Dispatch = dispatch.New(awayBus{})
+			}
 			token := r.token(t)
 			if c.payer {
 				token = r.payerToken(t)
@@ -137,6 +143,14 @@ func TestALimitRefusalSpendsNoGrantAndOpensNoApprovalRequest(t *testing.T) {
 }
 
 type limitTicket = limit.Ticket
+
+// awayBus is a transport whose bus is not connected.
+type awayBus struct{}
+
+func (awayBus) Request(context.Context, *transport.Request) (*transport.Reply, error) {
+	return nil, transport.ErrNotConnected
+}
+func (awayBus) Connected() error { return transport.ErrNotConnected }
 
 // principalOf is the caller a row records, as the limit step keys it.
 func principalOf(row *ledgerv1.Event) *call.Principal {
