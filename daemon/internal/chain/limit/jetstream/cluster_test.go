@@ -140,3 +140,32 @@ func BenchmarkHotKeyOnACluster(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "admissions/s")
 }
+
+// BenchmarkHotKeyOnOneNode is BenchmarkHotKeyOnACluster on one node, R1:
+// the replication's share of the cluster's figure.
+func BenchmarkHotKeyOnOneNode(b *testing.B) {
+	srv := garmtooltest.StartJetStream(b)
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(nc.Close)
+	js, _ := jetstream.New(nc)
+	if err := limitjs.Create(context.Background(), js, 1); err != nil {
+		b.Fatal(err)
+	}
+	l := limit.New(limit.Config{Counter: limitjs.New(js), Bound: 2 * time.Second})
+	lims := compiled(b, rate("hot", 1<<31, toolv1.Limit_WINDOW_DAY, toolv1.Limit_KEY_PART_SUBJECT))
+	b.SetParallelism(12)
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			var tk limit.Ticket
+			if _, err := l.Admit(context.Background(), lims, alice, &tk); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "admissions/s")
+}
