@@ -173,3 +173,49 @@ func TestACallerMintingSubjectsMeetsTheKeyCapAndNoValueReachesASubject(t *testin
 		}
 	}
 }
+
+// A call counted against one of its tool's limits and refused by the next
+// gives the first count back: only a call that passes them all is counted.
+func TestACallRefusedByItsSecondLimitGivesTheFirstItsCountBack(t *testing.T) {
+	t.Parallel()
+	js := streams(t)
+	roomy := rate("roomy", 2, toolv1.Limit_WINDOW_DAY, toolv1.Limit_KEY_PART_SUBJECT)
+	tight := rate("tight", 1, toolv1.Limit_WINDOW_DAY, toolv1.Limit_KEY_PART_TENANT)
+	lims := compiled2(t, roomy, tight)
+	l := limit.New(limit.Config{Counter: limitjs.New(js), Bound: 2 * time.Second})
+	ctx := context.Background()
+	var first limit.Ticket
+	if _, err := l.Admit(ctx, lims, alice, &first); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		var tk limit.Ticket
+		refusing, err := l.Admit(ctx, lims, alice, &tk)
+		if err == nil || refusing.ID != "tight" || tk.Counted() {
+			t.Fatalf("over the tight limit: %v by %v, counted %v", err, refusing, tk.Counted())
+		}
+	}
+	// roomy, keyed on the subject, counted only the first call: the same
+	// subject in another tenant, under a tight limit of its own, takes
+	// roomy's second place. Had roomy kept the refused calls' counts, it
+	// would refuse.
+	var other limit.Ticket
+	if refusing, err := l.Admit(ctx, lims, &call.Principal{Tenant: "other", Subject: alice.Subject}, &other); err != nil {
+		t.Fatalf("roomy kept the counts of calls tight refused: %v by %v", err, refusing)
+	}
+}
+
+// compiled2 is compiled for two limits of one tool.
+func compiled2(t testing.TB, ls ...*toolv1.Limit) []*limit.Limit {
+	t.Helper()
+	tool := &call.Tool{FQN: "t.v1.tool", Policy: &toolv1.ToolPolicy{}}
+	var plans []*planv1.LimitPlan
+	for _, l := range ls {
+		plans = append(plans, &planv1.LimitPlan{Tool: tool.FQN, Limit: l, Origin: planv1.LimitOrigin_LIMIT_ORIGIN_DEPLOYMENT})
+	}
+	compiled, problems := limit.Compile([]*call.Tool{tool}, plans)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	return compiled.Of(tool)
+}
