@@ -247,6 +247,14 @@ func (c Config) Validate() error {
 	}
 	problems = append(problems, c.grantProblems()...)
 	problems = append(problems, c.approvalProblems()...)
+	if c.LimitReplicas < 0 {
+		add("--limit-replicas %d is negative", c.LimitReplicas)
+	}
+	if c.LimitBound < 0 {
+		add("--limit-bound %s is negative", c.LimitBound)
+	} else if c.LimitBound > 0 && c.LimitBound >= c.ToolTimeout {
+		add("--limit-bound %s is not shorter than --tool-timeout %s: counting a call must take much less than the call", c.LimitBound, c.ToolTimeout)
+	}
 	if r := c.AuditStreamRetention; r != nil && *r < 0 {
 		add("--audit-stream-retention %s is negative (0 means the stream keeps rows indefinitely)", *r)
 	}

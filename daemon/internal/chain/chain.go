@@ -47,8 +47,8 @@ type Config struct {
 	// tool then does not mount).
 	Grants *grant.Verifier
 	// Limits counts calls against their tools' limits (after step 4,
-	// before step 5); nil when garmd has no bus (a catalogue with limits
-	// then does not mount).
+	// before step 5); nil without --limits (a catalogue with limits then
+	// does not mount, and a limited tool fails closed if it did).
 	Limits *limit.Limiter
 	// LimitRefused, when set, is told each call a limit refused, by tool
 	// and limit id (for metrics).
