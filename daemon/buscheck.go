@@ -4,6 +4,8 @@ import (
 	"context"
 
 	auditjs "github.com/garm-dev/garm/daemon/internal/audit/jetstream"
+	"github.com/garm-dev/garm/daemon/internal/chain/limit"
+	limitjs "github.com/garm-dev/garm/daemon/internal/chain/limit/jetstream"
 	"github.com/garm-dev/garm/daemon/internal/chain/notify"
 	ledgerjs "github.com/garm-dev/garm/daemon/internal/ledger/jetstream"
 	replayjs "github.com/garm-dev/garm/daemon/internal/replay/jetstream"
@@ -22,5 +24,27 @@ func CheckBus(ctx context.Context, js jetstream.JetStream) map[string]error {
 		wire.AuditStream:       auditjs.CheckStream(ctx, js, 0),
 		wire.NotifyStream:      notify.CheckStream(ctx, js),
 		wire.GrantsSpentBucket: grants,
+		LimitStreams:           limitjs.Check(ctx, js),
 	}
+}
+
+// LimitStreams names the counter streams (GARM_LIMITS_SECOND, _MINUTE,
+// _HOUR, _DAY and _CONCURRENCY) in CheckBus's verdicts: one check over all.
+const LimitStreams = "GARM_LIMITS_*"
+
+// CreateLimitStreams creates the counter streams garmd counts limits on,
+// with replicas copies, fenced; those that exist are checked. garm bus init,
+// the dev plane and tests call it.
+func CreateLimitStreams(ctx context.Context, js jetstream.JetStream, replicas int) error {
+	return limitjs.Create(ctx, js, replicas)
+}
+
+// LimitStreamConfigs are the counter streams' configurations, with
+// replicas copies: what CreateLimitStreams creates.
+func LimitStreamConfigs(replicas int) []jetstream.StreamConfig {
+	var out []jetstream.StreamConfig
+	for _, s := range limit.Streams() {
+		out = append(out, limitjs.StreamConfig(s, replicas))
+	}
+	return out
 }

@@ -75,6 +75,17 @@ type Config struct {
 	// Notify turns on step 10, publishing MODE_NOTIFY tools' rows to
 	// GARM_NOTIFY (--notify).
 	Notify bool
+	// Limits turns on the limit step, counting calls on the GARM_LIMITS_*
+	// counter streams (--limits); without it a catalogue that declares
+	// limits does not mount. LimitReplicas is how many replicas serve,
+	// each taking its share of a soft limit while the bus is away
+	// (--limit-replicas; 0 is 1).
+	Limits        bool
+	LimitReplicas int
+	// LimitBound is how long counting a call may take before a hard
+	// limit refuses it limit_unavailable (--limit-bound; 0 is
+	// limit.DefaultBound).
+	LimitBound time.Duration
 	// LedgerStream publishes the ledger to GARM_LEDGER, falling back to the
 	// log (--ledger-stream).
 	LedgerStream bool
@@ -236,6 +247,14 @@ func (c Config) Validate() error {
 	}
 	problems = append(problems, c.grantProblems()...)
 	problems = append(problems, c.approvalProblems()...)
+	if c.LimitReplicas < 0 {
+		add("--limit-replicas %d is negative", c.LimitReplicas)
+	}
+	if c.LimitBound < 0 {
+		add("--limit-bound %s is negative", c.LimitBound)
+	} else if c.LimitBound > 0 && c.LimitBound >= c.ToolTimeout {
+		add("--limit-bound %s is not shorter than --tool-timeout %s: counting a call must take much less than the call", c.LimitBound, c.ToolTimeout)
+	}
 	if r := c.AuditStreamRetention; r != nil && *r < 0 {
 		add("--audit-stream-retention %s is negative (0 means the stream keeps rows indefinitely)", *r)
 	}

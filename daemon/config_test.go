@@ -139,3 +139,14 @@ func TestTheMCPResourceIsAnHTTPSURLOrLoopbackAndNeedsMCP(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// A limit's bound must be a bound: not negative, and shorter than a call.
+func TestALimitBoundAsLongAsACallIsRefused(t *testing.T) {
+	c := garmd.DefaultConfig()
+	c.LimitBound = c.ToolTimeout
+	c.LimitReplicas = -1
+	err := c.Validate()
+	if err == nil || !strings.Contains(err.Error(), "--limit-bound") || !strings.Contains(err.Error(), "--limit-replicas -1") {
+		t.Fatalf("validated: %v", err)
+	}
+}

@@ -10,6 +10,8 @@ import (
 
 	garmd "github.com/garm-dev/garm/daemon"
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
+	"github.com/garm-dev/garm/runtime/wire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -70,7 +72,15 @@ func (s *stack) send(t *testing.T, path, body string, h http.Header, c surfaceCa
 func TestEveryRefusalGetsTheSameRowOverHTTPAndOverMCP(t *testing.T) {
 	trusted := newForger(t, "trusted-1")
 	s := startGovernedStack(t, withMCPApprovals(t), withIssuer(forgedIssuer, trusted.jwks(nil).URL),
-		withBounds(func(c *garmd.Config) { c.MaxInFlight, c.GrantJWKS = 2, c.JWKS[0] }))
+		withBounds(func(c *garmd.Config) { c.MaxInFlight, c.GrantJWKS = 2, c.JWKS[0] }),
+		withLimits(t, rateLimit("calc.v1.add", "adds", 1, toolv1.Limit_WINDOW_DAY, toolv1.Limit_KEY_PART_TOOL),
+			rateLimit("calc.v1.divide", "divides", 100, toolv1.Limit_WINDOW_HOUR, toolv1.Limit_KEY_PART_TOOL)))
+	// One call spends the add limit; the hour's counters are lost, so a
+	// divide cannot be counted.
+	if a := s.post(addPath, s.token("public"), `{"a":1,"b":2}`); a.status != http.StatusOK {
+		t.Fatalf("the call that spends the limit: %d %s", a.status, a.body)
+	}
+	deleteStream(t, s.bus.url, wire.LimitHourStream)
 	bearer := func(persona string) string { return "Bearer " + s.token(persona) }
 	expired := validClaims(forgedIssuer)
 	expired["exp"] = time.Now().Add(-2 * time.Minute).Unix()
@@ -91,6 +101,8 @@ func TestEveryRefusalGetsTheSameRowOverHTTPAndOverMCP(t *testing.T) {
 		{"an invalid argument", with(get, func(c *surfaceCall) { c.args = `{"id":"r1","nope":1}` }), "denied", ""},
 		{"a grant required", surfaceCall{route: payPath, tool: "appr.v1.pay", args: payment, authorization: bearer("payer")}, "denied", ""},
 		{"a tool's refusal", surfaceCall{route: "/fix.v1.Records/Refuse", tool: "fix.v1.refuse", args: `{"code":"404","message":"no such record"}`, authorization: bearer("operator")}, "error", "tool_refused"},
+		{"over a limit", surfaceCall{route: addPath, tool: "calc.v1.add", args: `{"a":1,"b":2}`, authorization: bearer("public")}, "denied", ""},
+		{"a limit that cannot be counted", surfaceCall{route: "/calc.v1.Calculator/Divide", tool: "calc.v1.divide", args: `{"dividend":1,"divisor":1}`, authorization: bearer("public")}, "error", "limit_unavailable"},
 		{"a timeout", surfaceCall{route: "/fix.v1.Records/Stall", tool: "fix.v1.stall", args: `{"ms":3000}`, authorization: bearer("operator"), header: []string{"Garm-Timeout-Ms", "200"}}, "error", "timeout"},
 	}
 	for _, tc := range cases {

@@ -10,6 +10,8 @@ import (
 	auditjs "github.com/garm-dev/garm/daemon/internal/audit/jetstream"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
 	"github.com/garm-dev/garm/daemon/internal/chain/grant"
+	"github.com/garm-dev/garm/daemon/internal/chain/limit"
+	limitjs "github.com/garm-dev/garm/daemon/internal/chain/limit/jetstream"
 	"github.com/garm-dev/garm/daemon/internal/chain/notify"
 	replayjs "github.com/garm-dev/garm/daemon/internal/replay/jetstream"
 	"github.com/garm-dev/garm/runtime/wire"
@@ -30,13 +32,17 @@ type optionalSteps struct {
 	desk     *approval.Desk
 	audit    audit.Sink
 	notifier *notify.Notifier
+	// limiter counts calls against their tools' limits; nil without
+	// --limits.
+	limiter *limit.Limiter
 }
 
 // openOptional checks and builds every optional step the configuration
 // turns on, reporting every problem at once.
 func (d *Daemon) openOptional(ctx context.Context) error {
 	cfg := d.cfg
-	if !cfg.Grants() && !cfg.Approvals && cfg.AuditStreamRetention == nil && !cfg.Notify {
+	d.opt.steps.ToolTimeout = cfg.ToolTimeout
+	if !cfg.Grants() && !cfg.Approvals && cfg.AuditStreamRetention == nil && !cfg.Notify && !cfg.Limits {
 		return nil
 	}
 	js, err := d.jetStream()
@@ -72,7 +78,27 @@ func (d *Daemon) openOptional(ctx context.Context) error {
 			d.opt.steps.Notify = true
 		}
 	}
+	if cfg.Limits {
+		if err := d.openLimits(ctx, js); err != nil {
+			problems = append(problems, fmt.Errorf("--limits: %w", err))
+		}
+	}
 	return errors.Join(problems...)
+}
+
+// openLimits checks the counter streams and builds the limit step over
+// them, reading the bus's clock once before the first call.
+func (d *Daemon) openLimits(ctx context.Context, js jetstream.JetStream) error {
+	if err := limitjs.Check(ctx, js); err != nil {
+		return err
+	}
+	l := limit.New(limit.Config{Counter: limitjs.New(js), Replicas: d.cfg.LimitReplicas, Bound: d.cfg.LimitBound})
+	if err := l.Calibrate(ctx); err != nil {
+		return fmt.Errorf("reading the bus's clock: %w", err)
+	}
+	d.opt.limiter = l
+	d.opt.steps.Limits = true
+	return nil
 }
 
 // openGrants checks the spent-grant bucket, reading back how long it keeps

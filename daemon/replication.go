@@ -11,6 +11,7 @@ import (
 	ledgerjs "github.com/garm-dev/garm/daemon/internal/ledger/jetstream"
 	replayjs "github.com/garm-dev/garm/daemon/internal/replay/jetstream"
 	"github.com/garm-dev/garm/daemon/internal/streamcheck"
+	"github.com/garm-dev/garm/runtime/wire"
 )
 
 // maxReplicas is the most replicas JetStream keeps of a stream.
@@ -54,6 +55,12 @@ func (d *Daemon) checkReplication(ctx context.Context) error {
 	if cfg.Approvals {
 		approvals := streamcheck.Replicated{Noun: "approvals bucket", Name: pending.Bucket, Stream: "KV_" + pending.Bucket}
 		checks = append(checks, check{"--approvals", func(ctx context.Context) error { return streamcheck.CheckReplication(ctx, js, approvals, r) }})
+	}
+	if cfg.Limits {
+		for _, name := range wire.LimitStreams() {
+			counters := streamcheck.Replicated{Noun: "limit counter stream", Name: name}
+			checks = append(checks, check{"--limits", func(ctx context.Context) error { return streamcheck.CheckReplication(ctx, js, counters, r) }})
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()

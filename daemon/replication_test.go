@@ -9,7 +9,7 @@ import (
 )
 
 func TestGarmdRefusesToStartWhenItsStreamsHaveFewerReplicasThanRequired(t *testing.T) {
-	s := startGovernedStack(t, withApprovals())
+	s := startGovernedStack(t, withApprovals(), withLimits(t))
 	cfg := s.cfg
 	cfg.Listen, cfg.AdminListen = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.MinReplicas = 3
@@ -25,6 +25,8 @@ func TestGarmdRefusesToStartWhenItsStreamsHaveFewerReplicasThanRequired(t *testi
 		"nats stream edit KV_GARM_GRANTS_SPENT --replicas 3",
 		"--approvals: approvals bucket GARM_APPROVALS has 1 replica",
 		"nats stream edit KV_GARM_APPROVALS --replicas 3",
+		"--limits: limit counter stream GARM_LIMITS_SECOND has 1 replica",
+		"nats stream edit GARM_LIMITS_CONCURRENCY --replicas 3",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the refusal does not say %q:\n%v", want, err)

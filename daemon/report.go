@@ -96,6 +96,12 @@ func stepsReport(steps catalogue.Steps, grantIssuer string) (on []string, refuse
 		on = append(on, fmt.Sprintf("audit sink: on, to %s, keeping rows %s", wire.AuditStream, *r))
 		refused = append(refused, fmt.Sprintf("audit.level LEVEL_AUDIT with retain_days beyond %s", *r))
 	}
+	if steps.Limits {
+		on = append(on, "limits: on, counted on the GARM_LIMITS_* counter streams")
+	} else {
+		on = append(on, "limits: off (--limits)")
+		refused = append(refused, "limits (need --limits)")
+	}
 	if len(refused) == 0 {
 		refused = []string{"none"}
 	}
@@ -225,6 +231,8 @@ type CheckConfig struct {
 	Grants bool
 	// Notify stands in for --notify (--with-notify).
 	Notify bool
+	// Limits stands in for --limits (--with-limits).
+	Limits bool
 	// AuditRetention stands in for --audit-stream-retention
 	// (--audit-retention).
 	AuditRetention *time.Duration
@@ -249,7 +257,7 @@ func Check(w io.Writer, c CheckConfig) error {
 	for _, t := range toolsOf(gen) {
 		fmt.Fprintf(w, "  %s %s\n", t.FQN, t.Verb)
 	}
-	steps := catalogue.Steps{Grants: c.Grants, Notify: c.Notify, AuditRetention: c.AuditRetention}
+	steps := catalogue.Steps{Grants: c.Grants, Notify: c.Notify, AuditRetention: c.AuditRetention, Limits: c.Limits, ToolTimeout: DefaultConfig().ToolTimeout}
 	on, _ := stepsReport(steps, "a stand-in issuer")
 	fmt.Fprintf(w, "optional steps:\n  %s\n", strings.Join(on, "\n  "))
 	refresh := DefaultConfig()

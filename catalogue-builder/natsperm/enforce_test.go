@@ -161,6 +161,18 @@ func TestANATSServerGivenTheConfFormEnforcesIt(t *testing.T) {
 		}
 		garmd.refused(t, "$JS.API.STREAM.PURGE.KV_GARM_GRANTS_SPENT")
 	})
+	t.Run("garmd cannot purge a limit's counters", func(t *testing.T) {
+		if err := garmd.Publish("$JS.API.STREAM.PURGE.GARM_LIMITS_MINUTE", nil); err != nil {
+			t.Fatal(err)
+		}
+		garmd.refused(t, "$JS.API.STREAM.PURGE.GARM_LIMITS_MINUTE")
+	})
+	t.Run("a tool cannot count against a limit", func(t *testing.T) {
+		if err := tool.Publish("garm.limits.m.x.y.1.K", nil); err != nil {
+			t.Fatal(err)
+		}
+		tool.refused(t, "garm.limits.m.x.y.1.K")
+	})
 	t.Run("an agent cannot call the tool", func(t *testing.T) {
 		if err := agent.Publish(add, []byte("{}")); err != nil {
 			t.Fatal(err)

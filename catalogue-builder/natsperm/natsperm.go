@@ -163,6 +163,10 @@ func garmd(byPackage map[string][]toolService) Identity {
 		wire.LedgerStreamSubjects, wire.AuditStreamSubjects, wire.NotifyStreamSubjects,
 		"$KV."+wire.GrantsSpentBucket+".>",
 		jsAPI("INFO", wire.LedgerStream), jsAPI("INFO", wire.AuditStream), jsAPI("INFO", wire.NotifyStream), jsAPI("INFO", spent),
+		// Counting limits (garmd --limits): a counter publish on any
+		// counter subject, each stream's configuration at start, and the
+		// clock counter read back from the per-second stream.
+		wire.LimitsSubjects, jsAPI("MSG.GET", wire.LimitSecondStream),
 		// Reading back a spend whose answer was lost, from the stream's
 		// leader: it names the call that spent the grant.
 		jsAPI("MSG.GET", spent),
@@ -173,6 +177,11 @@ func garmd(byPackage map[string][]toolService) Identity {
 	// allow of $JS.API.> must still not let garmd forget a spent grant.
 	deny := []string{jsAPI("DELETE", spent), jsAPI("MSG.DELETE", spent), jsAPI("PURGE", spent), jsAPI("UPDATE", spent)}
 	deny = append(deny, approvalsKeys+"dec.>")
+	for _, s := range wire.LimitStreams() {
+		pub = append(pub, jsAPI("INFO", s))
+		// A purge or a delete would admit a window twice.
+		deny = append(deny, forgetting(s)...)
+	}
 	deny = append(deny, forgetting(approvals)...)
 	inbox := InboxPrefix(GarmdUser)
 	return Identity{

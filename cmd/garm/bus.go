@@ -101,6 +101,7 @@ func busInit(ctx context.Context, js jetstream.JetStream, o busOptions, w io.Wri
 		{wire.AuditStream, func() (string, error) { return ensureStream(ctx, js, auditStreamConfig(o.replicas), checks) }},
 		{wire.NotifyStream, func() (string, error) { return ensureStream(ctx, js, notifyStreamConfig(o.replicas), checks) }},
 		{wire.GrantsSpentBucket, func() (string, error) { return ensureGrants(ctx, js, o, checks) }},
+		{garmd.LimitStreams, func() (string, error) { return ensureLimits(ctx, js, o.replicas, checks) }},
 	}
 	if o.approvals {
 		objects = append(objects, object{pending.Bucket, func() (string, error) { return ensureApprovals(ctx, js, o.replicas) }})
@@ -150,6 +151,26 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 		return "", err
 	}
 	if err := checks()[cfg.Name]; err != nil {
+		return "", err
+	}
+	return state, nil
+}
+
+// ensureLimits creates each counter stream garmd --limits counts on that is
+// missing (limit.Streams): "created" when any was, "ok" when all were there;
+// garmd's own check must accept them all.
+func ensureLimits(ctx context.Context, js jetstream.JetStream, replicas int, checks func() map[string]error) (string, error) {
+	state := "ok"
+	for _, cfg := range garmd.LimitStreamConfigs(replicas) {
+		got, err := createStream(ctx, js, cfg)
+		if err != nil {
+			return "", err
+		}
+		if !strings.HasPrefix(got, "ok") || state == "ok" {
+			state = got
+		}
+	}
+	if err := checks()[garmd.LimitStreams]; err != nil {
 		return "", err
 	}
 	return state, nil

@@ -290,6 +290,10 @@ func createStreams(ctx context.Context, js jetstream.JetStream, replicas int) er
 	if err := garmd.FenceGrantsBucket(ctx, js); err != nil {
 		errs = append(errs, err)
 	}
+	// The counters garmd --limits counts calls on.
+	if err := garmd.CreateLimitStreams(ctx, js, replicas); err != nil {
+		errs = append(errs, err)
+	}
 	// The approval requests garmd records and the approvals service decides.
 	if _, err := pending.Ensure(ctx, js, replicas); err != nil {
 		errs = append(errs, fmt.Errorf("creating bucket %s: %w", pending.Bucket, err))

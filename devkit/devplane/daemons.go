@@ -133,6 +133,8 @@ func (s *Plane) startReplica(ctx context.Context, i int, run *daemonRun) (string
 	cfg.AuditStreamRetention = &indefinite
 	cfg.LedgerStream = true
 	cfg.Notify = true
+	cfg.Limits = true
+	cfg.LimitReplicas = s.streamReplicas()
 	cfg.MCP = true
 	cfg.MinReplicas = s.streamReplicas()
 	cfg.Logger = s.logger

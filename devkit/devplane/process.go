@@ -354,6 +354,8 @@ func (s *Plane) startReplicaProcess(ctx context.Context, i int, run *daemonRun, 
 		"--audit-stream-retention", "0",
 		"--ledger-stream",
 		"--notify",
+		"--limits",
+		"--limit-replicas", strconv.Itoa(s.streamReplicas()),
 		"--mcp",
 		"--loopback-hosts-only",
 		"--min-replicas", strconv.Itoa(s.streamReplicas()),
@@ -484,7 +486,7 @@ func (s *Plane) waitForStreamLeaders(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
-	for _, name := range []string{wire.LedgerStream, wire.AuditStream, wire.NotifyStream, "KV_" + wire.GrantsSpentBucket, "KV_" + wire.ApprovalsBucket} {
+	for _, name := range append([]string{wire.LedgerStream, wire.AuditStream, wire.NotifyStream, "KV_" + wire.GrantsSpentBucket, "KV_" + wire.ApprovalsBucket}, wire.LimitStreams()...) {
 		for {
 			attempt, cancelAttempt := context.WithTimeout(ctx, time.Second)
 			stream, err := js.Stream(attempt, name)

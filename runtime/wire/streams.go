@@ -24,10 +24,26 @@ const (
 	// ApprovalsBucket is the key-value bucket of approval requests and
 	// their decisions (approvals/pending).
 	ApprovalsBucket = "GARM_APPROVALS"
+	// LimitsSubjects are the subjects of garmd's limit counters, under
+	// one stream per window: LimitStreams.
+	LimitsSubjects = "garm.limits.>"
+	// The counter streams garmd --limits counts calls on, by window, and
+	// the stream of concurrency bounds' counts.
+	LimitSecondStream      = "GARM_LIMITS_SECOND"
+	LimitMinuteStream      = "GARM_LIMITS_MINUTE"
+	LimitHourStream        = "GARM_LIMITS_HOUR"
+	LimitDayStream         = "GARM_LIMITS_DAY"
+	LimitConcurrencyStream = "GARM_LIMITS_CONCURRENCY"
 	// CataloguePublishedSubject is where a newly published catalogue is
 	// announced.
 	CataloguePublishedSubject = "garm.v1.catalogue.published"
 )
+
+// LimitStreams are the counter streams, the second's first: it also holds
+// the clock counter garmd reads the bus's time from.
+func LimitStreams() []string {
+	return []string{LimitSecondStream, LimitMinuteStream, LimitHourStream, LimitDayStream, LimitConcurrencyStream}
+}
 
 // LedgerSubject is the subject of a tenant's ledger rows written by app.
 func LedgerSubject(tenant, app string) string {

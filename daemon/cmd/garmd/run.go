@@ -109,6 +109,9 @@ func serveFlags(cfg *garmd.Config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&cfg.ApprovalStateKeyFile, "approval-state-key-file", cfg.ApprovalStateKeyFile, "`file` holding the HMAC key that protects MCP requestState (with --approvals and --mcp; every replica the same)")
 	fs.Var(optionalDuration{&cfg.AuditStreamRetention}, "audit-stream-retention", "turn on the audit sink (GARM_AUDIT), asserting it keeps rows this `long` (0 = indefinitely)")
 	fs.BoolVar(&cfg.Notify, "notify", cfg.Notify, "publish MODE_NOTIFY tools' rows to GARM_NOTIFY (step 10)")
+	fs.BoolVar(&cfg.Limits, "limits", cfg.Limits, "count calls against their tools' limits on the GARM_LIMITS_* counter streams (garm bus init creates them)")
+	fs.IntVar(&cfg.LimitReplicas, "limit-replicas", cfg.LimitReplicas, "how many garmd replicas serve: each admits its share of a soft limit while the bus is away")
+	fs.DurationVar(&cfg.LimitBound, "limit-bound", cfg.LimitBound, "how long counting a call may take before a hard limit refuses it 503 limit_unavailable (0: 250ms)")
 	fs.BoolVar(&cfg.LedgerStream, "ledger-stream", cfg.LedgerStream, "publish the ledger to GARM_LEDGER, falling back to the log")
 	fs.DurationVar(&cfg.ToolTimeout, "tool-timeout", cfg.ToolTimeout, "the deadline of a call whose caller set none, and the ceiling on one it set")
 	fs.IntVar(&cfg.MaxTools, "max-tools", cfg.MaxTools, "refuse a catalogue with more tools (0 = no limit)")
@@ -155,6 +158,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 	maxTools := fs.Int("max-tools", 0, "refuse a catalogue with more tools (0 = no limit)")
 	withGrants := fs.Bool("with-grants", false, "check as if approval grants (step 5) were on")
 	withNotify := fs.Bool("with-notify", false, "check as if --notify were on")
+	withLimits := fs.Bool("with-limits", false, "check as if --limits were on")
 	var auditRetention *time.Duration
 	fs.Var(optionalDuration{&auditRetention}, "audit-retention", "check as if the audit sink were on, keeping rows this `long` (0 = indefinitely)")
 	if err := fs.Parse(args); err != nil {
@@ -167,7 +171,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "garmd check: --catalogue <file|s3://bucket/key> is required, and nothing else")
 		return exitUsage
 	}
-	cc := garmd.CheckConfig{Catalogue: *catalogue, MaxTools: *maxTools, Grants: *withGrants, Notify: *withNotify, AuditRetention: auditRetention}
+	cc := garmd.CheckConfig{Catalogue: *catalogue, MaxTools: *maxTools, Grants: *withGrants, Notify: *withNotify, Limits: *withLimits, AuditRetention: auditRetention}
 	if err := garmd.Check(stdout, cc); err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitFailed

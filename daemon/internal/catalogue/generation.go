@@ -12,6 +12,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/chain/card"
 	"github.com/garm-dev/garm/daemon/internal/chain/instance"
+	"github.com/garm-dev/garm/daemon/internal/chain/limit"
 	cataloguev1 "github.com/garm-dev/garm/gen/garm/catalogue/v1"
 	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
@@ -73,6 +74,8 @@ type Generation struct {
 	// the serving generation's, from Reload to Mount, which takes the
 	// programs it can reuse and forgets them.
 	rules, servingRules *instance.Rules
+	// limits are the compiled limits, from Mount.
+	limits *limit.Limits
 }
 
 // Load reads and checks an artifact's bytes (artifact.ReadToServe) and
@@ -377,6 +380,10 @@ func (g *Generation) DeclaredAttribute(name string) *toolv1.Attribute { return g
 // Rules are the generation's compiled instance rules (chain steps 4 and
 // 7), from Mount; nil before.
 func (g *Generation) Rules() *instance.Rules { return g.rules }
+
+// Limits are the generation's compiled limits (limit.Compile); Of answers
+// nil for a tool with none.
+func (g *Generation) Limits() *limit.Limits { return g.limits }
 
 // PrincipalView is p as this generation's instance rules read it, or nil
 // when no tool of the generation has a rule.

@@ -9,6 +9,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/call"
 	"github.com/garm-dev/garm/daemon/internal/chain/card"
 	"github.com/garm-dev/garm/daemon/internal/chain/instance"
+	"github.com/garm-dev/garm/daemon/internal/chain/limit"
 	"github.com/garm-dev/garm/daemon/internal/deny"
 	"github.com/garm-dev/garm/daemon/internal/fieldpath"
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
@@ -41,6 +42,12 @@ type Steps struct {
 	// (--audit-stream-retention): nil when there is no audit sink, 0 when
 	// the stream keeps rows indefinitely.
 	AuditRetention *time.Duration
+	// Limits is the limit step: a counter on the bus is configured. A
+	// catalogue with limits mounts only with it. ToolTimeout is the
+	// ceiling on a call's deadline, which a concurrency bound's lease
+	// (limit.Lease) must cover.
+	Limits      bool
+	ToolTimeout time.Duration
 }
 
 // Mount decides whether g may serve under s: an allowlist over the
@@ -78,8 +85,32 @@ func Mount(g *Generation, s Steps) error {
 	if len(problems) > 0 {
 		return &deny.Misconfigured{Problems: problems}
 	}
-	g.validator, g.rules = v, rules
+	limits, problems := mountLimits(g, s)
+	if len(problems) > 0 {
+		return &deny.Misconfigured{Problems: problems}
+	}
+	g.validator, g.rules, g.limits = v, rules, limits
 	return nil
+}
+
+// mountLimits compiles the catalogue's effective limits (limit.Compile) and
+// checks this garmd can count them.
+func mountLimits(g *Generation, s Steps) (*limit.Limits, []string) {
+	limits, problems := limit.Compile(g.Tools, g.Catalogue.GetLimits())
+	if len(problems) > 0 || !limits.Any() {
+		return limits, problems
+	}
+	if !s.Limits {
+		return nil, []string{"the catalogue declares limits, which need the bus to count them, and garmd has no bus (--nats)"}
+	}
+	for _, t := range g.Tools {
+		for _, l := range limits.Of(t) {
+			if l.Concurrency && s.ToolTimeout > limit.Lease {
+				problems = append(problems, fmt.Sprintf("limit %q of tool %s bounds calls in flight, whose counts last a lease of %s, and --tool-timeout %s is longer", l.ID, t.FQN, limit.Lease, s.ToolTimeout))
+			}
+		}
+	}
+	return limits, problems
 }
 
 func mountProblems(t *call.Tool, s Steps) []string { return mountProblemsOf(t, s, nil) }

@@ -21,6 +21,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/chain/input"
 	"github.com/garm-dev/garm/daemon/internal/chain/instance"
 	rowstep "github.com/garm-dev/garm/daemon/internal/chain/ledger"
+	"github.com/garm-dev/garm/daemon/internal/chain/limit"
 	"github.com/garm-dev/garm/daemon/internal/chain/redact"
 	"github.com/garm-dev/garm/daemon/internal/chain/visibility"
 	"github.com/garm-dev/garm/daemon/internal/codec"
@@ -45,6 +46,13 @@ type Config struct {
 	// Grants is step 5; nil when approval grants are off (a MODE_GRANT
 	// tool then does not mount).
 	Grants *grant.Verifier
+	// Limits counts calls against their tools' limits (after step 4,
+	// before step 5); nil without --limits (a catalogue with limits then
+	// does not mount, and a limited tool fails closed if it did).
+	Limits *limit.Limiter
+	// LimitRefused, when set, is told each call a limit refused, by tool
+	// and limit id (for metrics).
+	LimitRefused func(tool, limit string)
 	// Approvals is where a call refused for want of a grant leaves a
 	// request for a human, and where Garm-Approval collects the decided
 	// grant for step 5; nil when approvals are off (--approvals).
@@ -199,6 +207,9 @@ type Response struct {
 	AllowPOST bool
 	// RetryAfter says the refusal is momentary (Retry-After).
 	RetryAfter bool
+	// Limit is set on a rate_limited refusal: its Retry-After in seconds
+	// and its rate-limit header fields (limit, remaining, reset).
+	Limit *deny.LimitAnswer
 	// Approval is the open approval request of a call refused for want of
 	// a grant (the body's approval member, and what it binds); nil
 	// otherwise. For surfaces that send the caller to it in their own
@@ -227,6 +238,10 @@ type state struct {
 	verdict instance.Verdict
 	// principal is the caller, once authenticated.
 	principal *call.Principal
+	// counted is what the limit step counted, given back in Run's
+	// deferred function: a rate's when the call was not dispatched, a
+	// concurrency bound's always.
+	counted limit.Ticket
 }
 
 // Run takes one call through the chain. It always answers, and writes
@@ -245,6 +260,9 @@ func (c *Chain) Run(ctx context.Context, req *Request) (resp *Response) {
 			c.Logger.ErrorContext(ctx, "garmd: a call panicked", "event_id", eventID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			resp = refusal(err)
 			st.noRecord = false
+		}
+		if st.counted.Counted() {
+			c.Limits.Release(ctx, &st.counted, st.dispatched)
 		}
 		resp.Digest = st.digest
 		resp.Principal = st.principal
@@ -391,6 +409,14 @@ func (c *Chain) run(ctx context.Context, req *Request, st *state, start time.Tim
 	if err := approvalToken(req, p); err != nil {
 		return nil, err
 	}
+	// The limits, once everything the caller sent has been judged and
+	// before step 5: a refusal spends no grant and opens no approval
+	// request, and a refusal after this gives the count back (Run).
+	if limits := gen.Limits().Of(tool); limits != nil {
+		if err := c.limit(ctx, limits, p, st); err != nil {
+			return nil, err
+		}
+	}
 	// Step 5: the approval grant, verified now and spent last.
 	approval, err := c.approve(ctx, req, p, tool, in, st, deadline)
 	if err != nil {
@@ -534,12 +560,23 @@ func refusal(err error) *Response {
 		Challenge:   status == http.StatusUnauthorized,
 		AllowPOST:   status == http.StatusMethodNotAllowed,
 		RetryAfter:  momentary(err),
+		Limit:       limitAnswer(err),
 	}
 }
 
+// limitAnswer is a rate_limited refusal's header fields; nil for any other
+// end.
+func limitAnswer(err error) *deny.LimitAnswer {
+	if d := (*deny.Denied)(nil); errors.As(err, &d) {
+		return d.Limit
+	}
+	return nil
+}
+
 // momentary reports whether err refuses a call only for now: the plane was
-// full, shutting down, or its approval-request bucket did not answer.
+// full, shutting down, its approval-request bucket or a limit's counter did
+// not answer.
 func momentary(err error) bool {
 	f := (*deny.Failed)(nil)
-	return errors.As(err, &f) && (f.Code == deny.Overloaded || f.Code == deny.ShuttingDown || f.Kind == KindApprovalsUnavailable)
+	return errors.As(err, &f) && (f.Code == deny.Overloaded || f.Code == deny.ShuttingDown || f.Code == deny.LimitUnavailable || f.Kind == KindApprovalsUnavailable)
 }

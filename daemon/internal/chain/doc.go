@@ -1,7 +1,7 @@
 // Package chain is garmd's call chain: one function, Run, that takes a call
 // through the ten steps of design 7.4 in their fixed order. Each step lives in
 // a package of its own beside this one (authn, visibility, input, instance,
-// grant, dispatch, redact and card, ledger, notify); the step packages never
+// limit, grant, dispatch, redact and card, ledger, notify); the step packages never
 // import each other, and Run is the only place that says which step runs
 // when.
 //
@@ -15,6 +15,13 @@
 // declare them; the mount allowlist refuses a catalogue that declares either
 // when its enforcer is not configured, and each still fails closed at call
 // time if it is not.
+//
+// The limit step (package limit, limits.go) runs after step 4 and before
+// step 5, for a tool that declares limits only: a limit's refusal spends no
+// grant and opens no approval request, and a call counted and then refused
+// before dispatch is given its count back in Run's deferred completion,
+// where a concurrency bound's count is given back on every path
+// (docs/decisions/0125, 0127).
 //
 // Step 5 takes its grant from Garm-Grant, or from the decision on the
 // caller's approval request (Garm-Approval, through the approval desk), and

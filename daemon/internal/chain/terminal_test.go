@@ -19,6 +19,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/keyset/keysettest"
 	replaymemory "github.com/garm-dev/garm/daemon/internal/replay/memory"
 	"github.com/garm-dev/garm/daemon/internal/transport"
+	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 )
 
 // noRowCodes are the codes the plane answers before the chain runs, with
@@ -34,6 +35,7 @@ var noRowCodes = map[deny.Code]string{
 // added to deny without a case here, or a place in noRowCodes, fails it.
 func TestEveryTerminalPathWritesExactlyOneLedgerRow(t *testing.T) {
 	r := newGovernedRig(t)
+	js := limitGoverned(t, r, limitRate("calc.v1.divide", "once", 1, toolv1.Limit_KEY_PART_SUBJECT), limitRate("calc.v1.summarize", "many", 1000, toolv1.Limit_KEY_PART_TOOL))
 	token, payer := r.token(t), r.payerToken(t)
 	add := func() *chain.Request { return r.request(token, "/calc.v1.Calculator/Add", `{"a":1,"b":2}`) }
 	answer := func(context.Context, *transport.Request) (*transport.Reply, error) {
@@ -96,6 +98,15 @@ func TestEveryTerminalPathWritesExactlyOneLedgerRow(t *testing.T) {
 				return q
 			}, 403, "denied", ""},
 		},
+		deny.RateLimited: {{"over its tool's limit", func() {
+			r.chain.Run(context.Background(), r.request(token, "/calc.v1.Calculator/Divide", `{"dividend":1,"divisor":1}`))
+			r.recorder.Reset()
+		}, func() *chain.Request {
+			return r.request(token, "/calc.v1.Calculator/Divide", `{"dividend":1,"divisor":1}`)
+		}, 429, "denied", ""}},
+		deny.LimitUnavailable: {{"a counter that does not answer", func() { r.chain.Limits = unreachableLimiter(t, js) }, func() *chain.Request {
+			return r.request(token, "/calc.v1.Calculator/Summarize", `{"values":[1]}`)
+		}, 503, "error", "limit_unavailable"}},
 		deny.ApprovalNotFound: {{"the status of no request", nil, func() *chain.Request {
 			return &chain.Request{HTTPMethod: "GET", Path: chain.ApprovalsPath + "nope", Authorization: "Bearer " + token}
 		}, 404, "denied", ""}},

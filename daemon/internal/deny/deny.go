@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Code is why a call ended without the tool's answer. Several codes share a
@@ -38,6 +39,11 @@ const (
 	// ApprovalNotFound is GET /approvals/<id> for no request of the
 	// caller's.
 	ApprovalNotFound
+	// RateLimited is a call over one of its tool's limits (429).
+	RateLimited
+	// LimitUnavailable is a call whose limit could not be counted within
+	// its bound: refused, fail closed (503).
+	LimitUnavailable
 	codeCount
 )
 
@@ -68,7 +74,7 @@ var names = [codeCount]string{
 	AuditUnavailable: "AuditUnavailable", ToolUnavailable: "ToolUnavailable", DeadlineExceeded: "DeadlineExceeded",
 	ToolRefused: "ToolRefused", MalformedHeaders: "MalformedHeaders", Overloaded: "Overloaded",
 	ShuttingDown: "ShuttingDown", BodyTimeout: "BodyTimeout", ApprovalRefused: "ApprovalRefused",
-	ApprovalNotFound: "ApprovalNotFound",
+	ApprovalNotFound: "ApprovalNotFound", RateLimited: "RateLimited", LimitUnavailable: "LimitUnavailable",
 }
 
 type entry struct {
@@ -97,6 +103,8 @@ var table = [codeCount]entry{
 	BodyTimeout:      {"invalid_argument", http.StatusRequestTimeout, "The request body did not arrive in time."},
 	ApprovalRefused:  {"permission_denied", http.StatusForbidden, "No approved request of the caller's has this id: it is missing, was denied or has expired."},
 	ApprovalNotFound: {"not_found", http.StatusNotFound, "No such approval request."},
+	RateLimited:      {"rate_limited", http.StatusTooManyRequests, "The call is over one of the tool's limits; retry after the time given."},
+	LimitUnavailable: {"unavailable", http.StatusServiceUnavailable, "The call's limits could not be counted, so it was not made; retry shortly."},
 }
 
 // toolRefusals is the static sentence for each of the tool's own refusal
@@ -146,6 +154,22 @@ type Denied struct {
 	Code   Code
 	Detail string
 	Extra  map[string]any
+	// Limit is set on a RateLimited refusal: what its rate-limit header
+	// fields say.
+	Limit *LimitAnswer
+}
+
+// LimitAnswer is what a RateLimited refusal tells the caller beside its
+// body: the limit's count, what is left of it (0) and when it resets.
+type LimitAnswer struct {
+	Count      uint32
+	Remaining  uint32
+	RetryAfter time.Duration
+}
+
+// RetryAfterSeconds is RetryAfter rounded up to whole seconds, at least 1.
+func (a *LimitAnswer) RetryAfterSeconds() int64 {
+	return max(int64((a.RetryAfter+time.Second-1)/time.Second), 1)
 }
 
 func (d *Denied) Error() string { return d.Code.String() + ": " + d.Detail }
@@ -313,4 +337,14 @@ func WireCode(err error) string {
 // expression and whatever it read stay in detail, for the ledger.
 func DenyRule(rule, detail string) *Denied {
 	return &Denied{Code: PermissionDenied, Detail: detail, Extra: map[string]any{"rule": rule}}
+}
+
+// RateLimit is a call refused by the limit id (429 rate_limited), whose
+// window admits count and resets after retryAfter. The body names the limit
+// and when to retry: a limit's id is static catalogue text, listed to the
+// callers it applies to; detail is for the ledger.
+func RateLimit(id string, count uint32, retryAfter time.Duration, detail string) *Denied {
+	a := &LimitAnswer{Count: count, RetryAfter: retryAfter}
+	return &Denied{Code: RateLimited, Detail: detail, Limit: a,
+		Extra: map[string]any{"limit": id, "retry_after_seconds": a.RetryAfterSeconds()}}
 }

@@ -18,4 +18,7 @@ const (
 	// KindTimeout: the tool did not answer before the call's deadline
 	// (DeadlineExceeded).
 	KindTimeout = "timeout"
+	// KindLimitUnavailable: a hard limit's counter could not be reached
+	// within its bound (LimitUnavailable).
+	KindLimitUnavailable = "limit_unavailable"
 )

@@ -19,6 +19,11 @@ type Entry struct {
 	// InputSchema is the input schema this caller is shown, the bytes List
 	// writes. Shared by every caller of the same shape: read-only.
 	InputSchema []byte
+	// Limits are the tool's limits that apply to this caller (Limits);
+	// nil when none does. Delegated says whether the caller is delegated,
+	// which is what they depend on.
+	Limits    []Limit
+	Delegated bool
 }
 
 // Page is the listing for p from g as entries, in FQN order, starting at the
@@ -45,7 +50,7 @@ func (l *Lister) Page(g *catalogue.Generation, p *call.Principal, audience toolv
 			more = true
 			return false
 		}
-		entries = append(entries, Entry{Tool: t, InputSchema: schema})
+		entries = append(entries, Entry{Tool: t, InputSchema: schema, Limits: Limits(g, t, len(p.Act) > 0), Delegated: len(p.Act) > 0})
 		return true
 	})
 	if err != nil {

@@ -96,7 +96,11 @@ func (l *Lister) List(g *catalogue.Generation, p *call.Principal, audience toolv
 			body = append(body, ',')
 		}
 		listed++
-		body = append(body, r.head...)
+		if len(p.Act) > 0 {
+			body = append(body, r.delegated...)
+		} else {
+			body = append(body, r.head...)
+		}
 		body = append(body, schema...)
 		body = append(body, '}')
 		return true

@@ -33,8 +33,10 @@ type generationCache struct {
 // row is the part of a tool's entry that is the same for every caller.
 type row struct {
 	// head is the entry's JSON up to the input schema's value:
-	// `{"fqn":…,"guidance":{…},"input_schema":`.
-	head []byte
+	// `{"fqn":…,"guidance":{…},"input_schema":`. delegated is the head a
+	// delegated caller is shown: the same bytes unless a limit is keyed
+	// on the agent.
+	head, delegated []byte
 	// audiences has bit a set for each audience a the tool admits.
 	audiences uint8
 }
@@ -72,7 +74,7 @@ func (gc *generationCache) row(i int) (*row, error) {
 	if r := gc.rows[i].Load(); r != nil {
 		return r, nil
 	}
-	r, err := newRow(gc.g.Tools[i])
+	r, err := newRow(gc.g, gc.g.Tools[i])
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +137,9 @@ type rowHead struct {
 	Guidance         guidance `json:"guidance"`
 	// Rules are the tool's instance rules, never their expressions.
 	Rules []Rule `json:"rules"`
+	// Limits are the tool's limits that apply to the caller; absent when
+	// none does.
+	Limits []Limit `json:"limits,omitempty"`
 }
 
 type guidance struct {
@@ -143,7 +148,7 @@ type guidance struct {
 	OnError      string `json:"on_error"`
 }
 
-func newRow(t *call.Tool) (*row, error) {
+func newRow(g *catalogue.Generation, t *call.Tool) (*row, error) {
 	p := t.Policy
 	head := rowHead{
 		FQN:              t.FQN,
@@ -166,6 +171,23 @@ func newRow(t *call.Tool) (*row, error) {
 	for _, a := range p.GetAudience() {
 		head.Audience = append(head.Audience, a.String())
 	}
+	head.Limits = Limits(g, t, false)
+	b, err := encodeHead(t, &head)
+	if err != nil {
+		return nil, err
+	}
+	r := &row{head: b, delegated: b, audiences: admitted(p.GetAudience())}
+	if agentKeyed(g, t) {
+		head.Limits = Limits(g, t, true)
+		if r.delegated, err = encodeHead(t, &head); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// encodeHead is head's JSON up to the input schema's value.
+func encodeHead(t *call.Tool, head *rowHead) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -173,7 +195,7 @@ func newRow(t *call.Tool) (*row, error) {
 		return nil, fmt.Errorf("listing: tool %s: %w", t.FQN, err)
 	}
 	b := bytes.TrimSuffix(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("}"))
-	return &row{head: append(b, `,"input_schema":`...), audiences: admitted(p.GetAudience())}, nil
+	return append(b, `,"input_schema":`...), nil
 }
 
 // admitted is the set of audiences a declaration admits: AGENT when it

@@ -49,7 +49,7 @@ func (s *Server) listTools(ctx context.Context, w http.ResponseWriter, headers *
 	out = append(out, req.id...)
 	out = append(out, `,"result":{"tools":[`...)
 	for i, en := range entries {
-		tj, err := s.tools.of(gen, en.Tool)
+		tj, err := s.tools.of(gen, en)
 		if err != nil {
 			writeError(w, req.id, errInternal)
 			return

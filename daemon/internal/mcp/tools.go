@@ -20,6 +20,7 @@ const (
 	metaMaterialFields  = "dev.garm/material_fields"
 	metaVerb            = "dev.garm/verb"
 	metaRules           = "dev.garm/rules"
+	metaLimits          = "dev.garm/limits"
 	metaMethod          = "dev.garm/method"
 	metaEventID         = "dev.garm/event_id"
 	metaCatalogueDigest = "dev.garm/catalogue_digest"
@@ -46,16 +47,23 @@ func newToolCache() *toolCache {
 	return &toolCache{gens: cache.New[*catalogue.Generation, []atomic.Pointer[toolJSON]](2)}
 }
 
-func (c *toolCache) of(g *catalogue.Generation, t *call.Tool) (*toolJSON, error) {
+// of is en's tool as JSON; a tool's entry is cached once for callers who
+// are not delegated and once for those who are, whose limits can differ.
+func (c *toolCache) of(g *catalogue.Generation, en listing.Entry) (*toolJSON, error) {
+	t := en.Tool
 	slots, ok := c.gens.Get(g)
 	if !ok {
-		slots = c.gens.Put(g, make([]atomic.Pointer[toolJSON], len(g.Tools)))
+		slots = c.gens.Put(g, make([]atomic.Pointer[toolJSON], 2*len(g.Tools)))
 	}
-	slot := &slots[t.Index]
+	i := 2 * t.Index
+	if en.Delegated {
+		i++
+	}
+	slot := &slots[i]
 	if tj := slot.Load(); tj != nil {
 		return tj, nil
 	}
-	tj, err := newToolJSON(t)
+	tj, err := newToolJSON(t, en.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -66,8 +74,11 @@ func (c *toolCache) of(g *catalogue.Generation, t *call.Tool) (*toolJSON, error)
 // schemaSentinel stands where the schema goes while the rest is marshalled.
 var schemaSentinel = []byte(`"inputSchema":0`)
 
-func newToolJSON(t *call.Tool) (*toolJSON, error) {
+func newToolJSON(t *call.Tool, limits []listing.Limit) (*toolJSON, error) {
 	entry := Tool(t)
+	if len(limits) > 0 {
+		entry.Meta[metaLimits] = limits
+	}
 	entry.InputSchema = json.RawMessage("0")
 	b, err := json.Marshal(entry)
 	if err != nil {
@@ -81,7 +92,8 @@ func newToolJSON(t *call.Tool) (*toolJSON, error) {
 // Tool is t as an MCP tools/list entry, less its input schema, which is the
 // caller's: name is the FQN, the description carries the guidance (a model
 // reads only the description), the annotations come from the contract's
-// verb and effects, and _meta says how a human takes part.
+// verb and effects, and _meta says how a human takes part. The limits that
+// apply to a caller join _meta when it is listed for one.
 func Tool(t *call.Tool) *sdk.Tool {
 	p := t.Policy
 	approval := p.GetApproval()

@@ -208,3 +208,17 @@ func TestObservingACallWhoseSeriesExistDoesNotAllocate(t *testing.T) {
 		t.Fatalf("ObserveCall allocates %.1f times per call pair, want 0", allocs)
 	}
 }
+
+// A limit's refusals are counted by tool and limit id.
+func TestLimitRefusalsAreCountedByToolAndLimit(t *testing.T) {
+	m := metrics.New("test", metrics.Sources{})
+	m.LimitRefused("t.v1.pay", "per_person")
+	m.LimitRefused("t.v1.pay", "per_person")
+	want := `# HELP garm_limit_refusals_total Calls a limit refused (rate_limited or limit_unavailable), by tool FQN and the limit's id.
+# TYPE garm_limit_refusals_total counter
+garm_limit_refusals_total{limit="per_person",tool="t.v1.pay"} 2
+`
+	if err := testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want), metrics.LimitRefusalsName); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -22,6 +22,8 @@ const (
 	CatalogueInfoName = "garm_catalogue_info"
 	BuildInfoName     = "garm_build_info"
 	InFlightName      = "garm_calls_in_flight"
+	// LimitRefusalsName counts calls a limit refused, by tool and limit.
+	LimitRefusalsName = "garm_limit_refusals_total"
 )
 
 // latencyBuckets spans garmd's own overhead on a refused call (tens of
@@ -71,6 +73,7 @@ type Metrics struct {
 	registry  *prometheus.Registry
 	calls     *prometheus.CounterVec
 	latency   *prometheus.HistogramVec
+	limits    *prometheus.CounterVec
 	catalogue *catalogueInfo
 	handler   http.Handler
 
@@ -93,6 +96,10 @@ func New(version string, s Sources) *Metrics {
 			Help:    "Time garmd spent answering a call, from its arrival to its answer, by tool FQN (\"-\" when no visible tool was resolved) and outcome.",
 			Buckets: latencyBuckets,
 		}, []string{"tool", "outcome"}),
+		limits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: LimitRefusalsName,
+			Help: "Calls a limit refused (rate_limited or limit_unavailable), by tool FQN and the limit's id.",
+		}, []string{"tool", "limit"}),
 		catalogue: newCatalogueInfo(),
 	}
 	build := prometheus.NewGauge(prometheus.GaugeOpts{
@@ -107,6 +114,7 @@ func New(version string, s Sources) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.calls,
 		m.latency,
+		m.limits,
 		m.catalogue,
 		build,
 	)
@@ -128,6 +136,12 @@ func New(version string, s Sources) *Metrics {
 		EnableOpenMetrics: true,
 	})
 	return m
+}
+
+// LimitRefused counts a call the limit id of tool refused. Both labels are
+// catalogue text: a caller cannot mint series.
+func (m *Metrics) LimitRefused(tool, limit string) {
+	m.limits.WithLabelValues(tool, limit).Inc()
 }
 
 // Handler serves the registry in the Prometheus exposition formats.

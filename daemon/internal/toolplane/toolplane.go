@@ -285,6 +285,13 @@ func writeResponse(w http.ResponseWriter, resp *chain.Response) {
 	if resp.RetryAfter {
 		hdr["Retry-After"] = []string{"1"}
 	}
+	if l := resp.Limit; l != nil {
+		after := strconv.FormatInt(l.RetryAfterSeconds(), 10)
+		hdr["Retry-After"] = []string{after}
+		hdr["Ratelimit-Limit"] = []string{strconv.FormatUint(uint64(l.Count), 10)}
+		hdr["Ratelimit-Remaining"] = []string{strconv.FormatUint(uint64(l.Remaining), 10)}
+		hdr["Ratelimit-Reset"] = []string{after}
+	}
 	hdr["Content-Length"] = []string{strconv.Itoa(len(resp.Body))}
 	w.WriteHeader(resp.Status)
 	_, _ = w.Write(resp.Body)

@@ -23,9 +23,12 @@ const (
 	// StepInstanceRequire is step 4, the tool's require rules; only a tool
 	// that declares some has the span.
 	StepInstanceRequire = "instance_require"
-	StepVerifyGrant     = "verify_grant"
-	StepSpendGrant      = "spend_grant"
-	StepWriteAhead      = "audit_write_ahead"
+	// StepLimit counts the call against its tool's limits; only a tool
+	// that declares some has the span.
+	StepLimit       = "limit"
+	StepVerifyGrant = "verify_grant"
+	StepSpendGrant  = "spend_grant"
+	StepWriteAhead  = "audit_write_ahead"
 	// StepInstanceAnswer is step 7, the tool's reveal rules and row
 	// filters; only a tool that declares some has the span.
 	StepInstanceAnswer = "instance_answer"

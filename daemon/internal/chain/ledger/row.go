@@ -151,3 +151,9 @@ func Instance(e *ledgerv1.Event, rule string, rowsFiltered uint32, filtersApplie
 	e.AuditOnlyVerdicts = auditOnly
 	e.RuleErrorClass = errorClass
 }
+
+// Limit fills the columns of the limit that refused the call: its id and
+// its key's parts ("tenant+subject"), never the key's values.
+func Limit(e *ledgerv1.Event, id, key string) {
+	e.LimitId, e.LimitKey = id, key
+}
