@@ -31,9 +31,38 @@ func Scan(ctx context.Context, store Store, fn func(rows.Row) error) error {
 	if err != nil {
 		return err
 	}
+	// A range's manifest names its objects: one missing was removed,
+	// unless the range is the last, which an exporter may be writing (or
+	// stopped writing): its objects are left out until all are there. A
+	// copy of the lake without its manifests is still read: the heads
+	// catch a missing row either way.
+	rs, err := loadRanges(ctx, store)
+	if err != nil {
+		return err
+	}
+	held := map[string]bool{}
+	for _, key := range keys {
+		held[key] = true
+	}
+	for i, first := range rs.firsts {
+		m := rs.byFirst[first]
+		for _, key := range m.Objects {
+			if held[key] {
+				continue
+			}
+			if i < len(rs.firsts)-1 {
+				return fmt.Errorf("%s%s names %s for stream messages %d–%d, and the lake does not hold it: rows were removed",
+					store, manifestKey(first), key, m.First, m.Last)
+			}
+			for _, key := range m.Objects {
+				held[key] = false
+			}
+			break
+		}
+	}
 	var objs []object
 	for _, key := range keys {
-		if part, first, last, ok := ParseObjectKey(key); ok {
+		if part, first, last, ok := ParseObjectKey(key); ok && held[key] {
 			objs = append(objs, object{key: key, partition: part, first: first, last: last})
 		}
 	}
