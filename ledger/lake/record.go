@@ -23,8 +23,11 @@ type Record struct {
 	// LeafHash is the row's RFC 9162 leaf hash, 64 hex digits.
 	LeafHash string `parquet:"leaf_hash"`
 
-	EventID               string            `parquet:"event_id"`
-	Time                  *time.Time        `parquet:"time,optional,timestamp(nanosecond)"`
+	EventID string     `parquet:"event_id"`
+	Time    *time.Time `parquet:"time,optional,timestamp(microsecond)"`
+	// TimeNanos is the nanoseconds of time's second, exactly: time is in
+	// microseconds, the precision every engine reads (decision 0129).
+	TimeNanos             int32             `parquet:"time_nanos"`
 	Tenant                string            `parquet:"tenant,dict"`
 	App                   string            `parquet:"app,dict"`
 	Feature               string            `parquet:"feature,dict"`
@@ -110,9 +113,9 @@ func FromRow(r rows.Row) Record {
 		LimitID:               e.GetLimitId(),
 		LimitKey:              e.GetLimitKey(),
 	}
-	if e.GetTime() != nil {
-		t := e.GetTime().AsTime()
-		rec.Time = &t
+	if ts := e.GetTime(); ts != nil {
+		t := ts.AsTime().Truncate(time.Microsecond)
+		rec.Time, rec.TimeNanos = &t, ts.GetNanos()
 	}
 	if len(e.GetTags()) > 0 {
 		rec.Tags = make(map[string]string, len(e.GetTags()))
@@ -173,7 +176,7 @@ func (r *Record) Event() *ledgerv1.Event {
 		LimitKey:              r.LimitKey,
 	}
 	if r.Time != nil {
-		e.Time = timestamppb.New(*r.Time)
+		e.Time = &timestamppb.Timestamp{Seconds: r.Time.Unix(), Nanos: r.TimeNanos}
 	}
 	if len(r.Tags) > 0 {
 		e.Tags = make(map[string]string, len(r.Tags))

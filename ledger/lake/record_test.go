@@ -48,10 +48,11 @@ func TestARecordRebuildsTheRowItWasMadeFrom(t *testing.T) {
 	withUnknown := fullEvent(2)
 	withUnknown.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 7))
 	cases := map[string]*ledgerv1.Event{
-		"every field":                 fullEvent(1),
-		"a field a newer garmd wrote": withUnknown,
-		"nothing but an id":           {EventId: "bare"},
-		"the epoch as its time":       {EventId: "epoch", Time: &timestamppb.Timestamp{}},
+		"every field":                   fullEvent(1),
+		"a field a newer garmd wrote":   withUnknown,
+		"nothing but an id":             {EventId: "bare"},
+		"the epoch as its time":         {EventId: "epoch", Time: &timestamppb.Timestamp{}},
+		"a nanosecond before the epoch": {EventId: "before", Time: &timestamppb.Timestamp{Seconds: -1, Nanos: 999_999_999}},
 	}
 	for name, e := range cases {
 		t.Run(name, func(t *testing.T) {
