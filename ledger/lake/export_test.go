@@ -187,3 +187,23 @@ func TestAOneShotExportIsRepeatableAndRefusesToOverlapAnotherRange(t *testing.T)
 	}
 	scanAll(t, f.bucket, 1000)
 }
+
+func TestAOneShotExportByTimeTakesTheMessagesStoredInThatTime(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.bus.Publish(t, 0, 500, 50)
+	time.Sleep(20 * time.Millisecond)
+	since := time.Now()
+	f.bus.Publish(t, 500, 300, 50)
+	time.Sleep(20 * time.Millisecond)
+	until := time.Now()
+	f.bus.Publish(t, 800, 200, 50)
+	st, err := ExportRange(context.Background(), f.js, f.bucket, Range{Since: since, Until: until}, Options{})
+	if err != nil || st.Rows != 300 || st.Last != 16 {
+		t.Fatalf("ExportRange: %+v %v", st, err)
+	}
+	keys, _ := f.bucket.List(context.Background(), "date=")
+	if len(keys) != 1 || !strings.HasSuffix(keys[0], "/00000000000000000011-00000000000000000016.parquet") {
+		t.Fatalf("the lake holds %v", keys)
+	}
+}

@@ -86,10 +86,11 @@ func ExportRange(ctx context.Context, js jetstream.JetStream, store Store, r Ran
 				}
 			}
 			if past || seq == end {
+				var err error
 				if !p.empty() {
-					return st, flush()
+					err = flush()
 				}
-				return st, nil
+				return st, err
 			}
 			if o.full(&p) {
 				if err := flush(); err != nil {
@@ -101,10 +102,11 @@ func ExportRange(ctx context.Context, js jetstream.JetStream, store Store, r Ran
 			return st, fmt.Errorf("reading %s: %w", wire.LedgerStream, err)
 		}
 		if got == 0 {
+			var err error
 			if !p.empty() {
-				return st, flush()
+				err = flush()
 			}
-			return st, nil
+			return st, err
 		}
 		if err := ctx.Err(); err != nil {
 			return st, err
