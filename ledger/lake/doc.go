@@ -11,7 +11,7 @@
 // Parquet LISTs, tags is a Parquet MAP, and fields a newer writer added
 // travel as unknown_fields, so every row rebuilds to the bytes it was
 // sealed over. Encode writes a file deterministically: the same rows give
-// the same bytes. Exporter and ExportRange copy the stream to a Bucket:
+// the same bytes. Export and ExportRange copy the stream to a Bucket:
 // each object is named from the stream sequence range it holds
 // (ObjectKey), a range's plan (its manifest under _garm/ranges/) is
 // written before its objects, and the durable consumer is acknowledged
