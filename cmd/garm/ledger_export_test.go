@@ -85,7 +85,7 @@ func TestGarmLedgerVerifyChecksTheLakeAgainstTheHeadsAndCatchesEachTamper(t *tes
 			}
 		}, []string{second, "rows were removed"}},
 		{"a file and its range's manifest removed", func(t *testing.T, dir string) {
-			for _, p := range []string{second, "_garm/ranges/00000000000000000021.json"} {
+			for _, p := range []string{second, "_garm/ranges/00000000000000000021-00000000000000000040.json"} {
 				if err := os.Remove(filepath.Join(dir, p)); err != nil {
 					t.Fatal(err)
 				}

@@ -99,7 +99,7 @@ func ConsumerConfig(o Options) jetstream.ConsumerConfig {
 func Export(ctx context.Context, js jetstream.JetStream, store Store, o Options) (Stats, error) {
 	o.defaults()
 	var st Stats
-	rs, err := loadRanges(ctx, store)
+	rs, err := loadRanges(ctx, store, false)
 	if err != nil {
 		return st, err
 	}

@@ -80,7 +80,7 @@ func exportUntil(t *testing.T, f *fixture, o Options, last uint64) (Stats, error
 			t.Fatalf("the lake did not reach stream message %d within %v", last, ledgertest.Bound)
 		case <-time.After(50 * time.Millisecond):
 		}
-		rs, err := loadRanges(context.Background(), f.bucket)
+		rs, err := loadRanges(context.Background(), f.bucket, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +112,8 @@ func TestTheExporterStoresEveryRowOnceRollingByRowsAndByTime(t *testing.T) {
 	}
 	keys, _ := f.bucket.List(context.Background(), "")
 	want := []string{
-		"_garm/ranges/00000000000000000001.json", "_garm/ranges/00000000000000000021.json", "_garm/ranges/00000000000000000041.json",
+		"_garm/ranges/00000000000000000001-00000000000000000020.json", "_garm/ranges/00000000000000000021-00000000000000000040.json",
+		"_garm/ranges/00000000000000000041-00000000000000000047.json",
 		"date=2025-12-06/app=garmd/00000000000000000001-00000000000000000020.parquet",
 		"date=2025-12-06/app=garmd/00000000000000000021-00000000000000000040.parquet",
 		"date=2025-12-06/app=garmd/00000000000000000041-00000000000000000047.parquet",

@@ -45,7 +45,7 @@ func ExportRange(ctx context.Context, js jetstream.JetStream, store Store, r Ran
 	if end == 0 || end < cfg.OptStartSeq {
 		return st, nil
 	}
-	rs, err := loadRanges(ctx, store)
+	rs, err := loadRanges(ctx, store, false)
 	if err != nil {
 		return st, err
 	}

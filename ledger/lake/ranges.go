@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/garm-dev/garm/ledger/rows"
 )
@@ -28,41 +28,69 @@ type Manifest struct {
 	Objects []string `json:"objects"`
 }
 
-func manifestKey(first uint64) string {
-	return fmt.Sprintf("%s%0*d.json", RangesPrefix, seqDigits, first)
+// manifestKey names a range's manifest from its bounds, so a lake's
+// ranges are known from a listing, without reading each manifest.
+func manifestKey(first, last uint64) string {
+	return fmt.Sprintf("%s%0*d-%0*d.json", RangesPrefix, seqDigits, first, seqDigits, last)
 }
 
-// ranges is every manifest of a lake, by first message.
+var manifestKeyPattern = regexp.MustCompile(`^` + RangesPrefix + `(\d{20})-(\d{20})\.json$`)
+
+// ranges is every range of a lake, by first message. A Manifest read from
+// a listing has only its bounds until details reads it.
 type ranges struct {
 	byFirst map[uint64]Manifest
 	firsts  []uint64 // sorted
 }
 
-func loadRanges(ctx context.Context, store Store) (*ranges, error) {
+// loadRanges lists a lake's ranges; with details it also reads each
+// manifest.
+func loadRanges(ctx context.Context, store Store, details bool) (*ranges, error) {
 	keys, err := store.List(ctx, RangesPrefix)
 	if err != nil {
 		return nil, err
 	}
 	rs := &ranges{byFirst: map[uint64]Manifest{}}
 	for _, key := range keys {
-		name := strings.TrimSuffix(strings.TrimPrefix(key, RangesPrefix), ".json")
-		if _, err := strconv.ParseUint(name, 10, 64); err != nil || len(name) != seqDigits {
+		m := manifestKeyPattern.FindStringSubmatch(key)
+		if m == nil {
 			continue
 		}
-		data, ok, err := store.Get(ctx, key)
-		if err != nil {
-			return nil, err
-		}
-		var m Manifest
-		if !ok {
-			continue
-		}
-		if err := json.Unmarshal(data, &m); err != nil || manifestKey(m.First) != key || m.Last < m.First {
+		first, err1 := strconv.ParseUint(m[1], 10, 64)
+		last, err2 := strconv.ParseUint(m[2], 10, 64)
+		if err1 != nil || err2 != nil || last < first {
 			return nil, fmt.Errorf("%s%s is not a range's manifest", store, key)
 		}
-		rs.add(m)
+		if other, ok := rs.byFirst[first]; ok {
+			return nil, fmt.Errorf("%s holds two ranges from stream message %d, to %d and to %d", store, first, other.Last, last)
+		}
+		rs.add(Manifest{First: first, Last: last})
+		if details {
+			if _, err := rs.details(ctx, store, first); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return rs, nil
+}
+
+// details reads the manifest of the range from first.
+func (rs *ranges) details(ctx context.Context, store Store, first uint64) (Manifest, error) {
+	m := rs.byFirst[first]
+	if m.Objects != nil {
+		return m, nil
+	}
+	key := manifestKey(m.First, m.Last)
+	data, ok, err := store.Get(ctx, key)
+	if err != nil {
+		return m, err
+	}
+	var got Manifest
+	if !ok || json.Unmarshal(data, &got) != nil || got.First != m.First || got.Last != m.Last || got.Objects == nil {
+		return m, fmt.Errorf("%s%s is not a range's manifest", store, key)
+	}
+	rs.byFirst[first] = got
+	return got, nil
 }
 
 func (rs *ranges) add(m Manifest) {
@@ -140,9 +168,17 @@ func (p *pending) store(ctx context.Context, store Store, rs *ranges) (Manifest,
 	}
 	if other, ok := rs.overlapping(m.First, m.Last); ok {
 		return m, fmt.Errorf("stream messages %d–%d: %s already holds messages %d–%d (%s): exporting them again would double rows",
-			m.First, m.Last, store, other.First, other.Last, manifestKey(other.First))
+			m.First, m.Last, store, other.First, other.Last, manifestKey(other.First, other.Last))
 	}
-	if old, ok := rs.planned(m.First); ok && (old.Last != m.Last || old.Rows != m.Rows || !slices.Equal(old.Objects, m.Objects)) {
+	_, ok := rs.planned(m.First)
+	var old Manifest
+	if ok {
+		var err error
+		if old, err = rs.details(ctx, store, m.First); err != nil {
+			return m, err
+		}
+	}
+	if ok && (old.Last != m.Last || old.Rows != m.Rows || !slices.Equal(old.Objects, m.Objects)) {
 		return m, fmt.Errorf("stream messages %d–%d: %s planned this range as messages %d–%d, %d rows in %v; the stream now gives %d–%d, %d rows in %v",
 			m.First, m.Last, store, old.First, old.Last, old.Rows, old.Objects, m.First, m.Last, m.Rows, m.Objects)
 	} else if !ok {
@@ -150,7 +186,7 @@ func (p *pending) store(ctx context.Context, store Store, rs *ranges) (Manifest,
 		if err != nil {
 			return m, err
 		}
-		if err := store.Put(ctx, manifestKey(m.First), data); err != nil {
+		if err := store.Put(ctx, manifestKey(m.First, m.Last), data); err != nil {
 			return m, err
 		}
 		rs.add(m)

@@ -36,7 +36,7 @@ func Scan(ctx context.Context, store Store, fn func(rows.Row) error) error {
 	// stopped writing): its objects are left out until all are there. A
 	// copy of the lake without its manifests is still read: the heads
 	// catch a missing row either way.
-	rs, err := loadRanges(ctx, store)
+	rs, err := loadRanges(ctx, store, true)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func Scan(ctx context.Context, store Store, fn func(rows.Row) error) error {
 			}
 			if i < len(rs.firsts)-1 {
 				return fmt.Errorf("%s%s names %s for stream messages %d–%d, and the lake does not hold it: rows were removed",
-					store, manifestKey(first), key, m.First, m.Last)
+					store, manifestKey(m.First, m.Last), key, m.First, m.Last)
 			}
 			for _, key := range m.Objects {
 				held[key] = false

@@ -18,7 +18,7 @@ func putRange(t *testing.T, d Dir, first, last uint64, objects bool) {
 	}
 	key := ObjectKey(recs[0].Partition(), first, last)
 	m, _ := json.Marshal(Manifest{First: first, Last: last, Rows: len(recs), Objects: []string{key}})
-	if err := d.Put(context.Background(), manifestKey(first), m); err != nil {
+	if err := d.Put(context.Background(), manifestKey(first, last), m); err != nil {
 		t.Fatal(err)
 	}
 	if objects {
