@@ -34,7 +34,7 @@ func fullEvent(n int) *ledgerv1.Event {
 	}
 }
 
-func row(t *testing.T, seq uint64, e *ledgerv1.Event) rows.Row {
+func row(t testing.TB, seq uint64, e *ledgerv1.Event) rows.Row {
 	t.Helper()
 	b, err := rows.Canonical(e)
 	if err != nil {
