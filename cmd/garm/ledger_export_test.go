@@ -161,3 +161,17 @@ func editFile(t *testing.T, dir, key string, edit func([]lake.Record)) {
 		t.Fatal(err)
 	}
 }
+
+func TestGarmLedgerExportReportsEveryFlagProblemAtOnce(t *testing.T) {
+	t.Parallel()
+	code, _, errs := garmLedger(t, "ledger", "export", "--nats", "nats://127.0.0.1:1", "--roll-every", "10s", "--roll-rows", "0", "--since", "yesterday", "--until", "2026-12-05T00:00:00Z")
+	if code != exitUsage {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"--to is required", "--roll-rows and --roll-bytes must be positive", "--roll-every is 10s; at least 1m0s",
+		"--since: ", "go with --once"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, errs)
+		}
+	}
+}
