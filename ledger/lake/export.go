@@ -20,7 +20,7 @@ import (
 // 0131).
 const (
 	DefaultRollRows  = 1_000_000
-	DefaultRollBytes = 128 << 20
+	DefaultRollBytes = 64 << 20
 	DefaultRollEvery = 10 * time.Minute
 	MinRollEvery     = time.Minute
 	// DefaultDurable is the durable consumer's name.
