@@ -3,10 +3,12 @@
 // on loopback on any catalogue (garm dev), calls a tool through garmd and
 // shows why a call was refused (garm call), gets dev tokens (garm token,
 // garm idp) and builds and checks catalogues (garm catalogue, the same code
-// as garm-catalogue). garm ledger checks the ledger's rows against the
-// sealer's signed heads offline, proves a row or a head, dumps both to
-// files, and makes the sealer's key and JWKS (docs/ledger.md); the sealer
-// itself is garm-sealer, a service of its own (decision 0110).
+// as garm-catalogue). garm ledger checks the ledger's rows (from the bus,
+// a dump or the lake) against the sealer's signed heads offline, proves a
+// row or a head, dumps both to files, exports the rows to a Parquet lake
+// on S3 (decisions 0129–0131), and makes the sealer's key and JWKS
+// (docs/ledger.md); the sealer itself is garm-sealer, a service of its own
+// (decision 0110).
 //
 //	go install github.com/garm-dev/garm/cmd/garm@latest
 //	garm new toolservice hr && cd hr && go mod tidy && go tool buf generate && go test ./...

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/garm-dev/garm/ledger/head"
+	"github.com/garm-dev/garm/ledger/lake"
 	"github.com/garm-dev/garm/ledger/rows"
 	"github.com/garm-dev/garm/ledger/sealer"
 	"github.com/garm-dev/garm/ledger/verify"
@@ -30,12 +31,14 @@ func runLedger(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		"keygen": runLedgerKeygen,
 		"jwks":   runLedgerJWKS,
 		"dump":   runLedgerDump,
+		"export": runLedgerExport,
 	}
 	if len(args) == 0 || verbs[args[0]] == nil {
-		fmt.Fprintln(stderr, "usage: garm ledger verify|prove|dump|keygen|jwks [flags]\n\n"+
+		fmt.Fprintln(stderr, "usage: garm ledger verify|prove|dump|export|keygen|jwks [flags]\n\n"+
 			"  verify  check rows against the signed heads: every row covered, no gap, edit or reorder\n"+
 			"  prove   an inclusion proof for an event id, or a consistency proof between two heads\n"+
 			"  dump    write the bus's rows and heads to files, for verify --rows --heads\n"+
+			"  export  copy the rows to a Parquet lake on S3, partitioned by date and app\n"+
 			"  keygen  write a new Ed25519 sealer key file\n"+
 			"  jwks    print the JWKS of a sealer key, for verifiers")
 		return exitUsage
@@ -45,7 +48,7 @@ func runLedger(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 // ledgerSource is where the rows and heads are read: the bus, or files.
 type ledgerSource struct {
-	natsURL, nkey, rowsFile, headsFile string
+	natsURL, nkey, rowsFile, headsFile, lake string
 }
 
 func (s *ledgerSource) flags(fs *flag.FlagSet) {
@@ -53,18 +56,27 @@ func (s *ledgerSource) flags(fs *flag.FlagSet) {
 	fs.StringVar(&s.nkey, "nats-nkey", "", "the bus identity: an nkey seed `file`")
 	fs.StringVar(&s.rowsFile, "rows", "", "read rows from a `file` of garm.ledger.v1.Batch messages, concatenated in stream order")
 	fs.StringVar(&s.headsFile, "heads", "", "read heads from a `file` of JSON heads, one a line")
+	fs.StringVar(&s.lake, "lake", "", "read rows from the lake garm ledger export wrote: `s3://bucket/prefix`, or a local directory it was copied to")
 }
 
 func (s *ledgerSource) check() error {
-	if s.natsURL == "" && (s.rowsFile == "" || s.headsFile == "") {
-		return errors.New("name the bus (--nats) or both files (--rows and --heads)")
+	if s.rowsFile != "" && s.lake != "" {
+		return errors.New("read rows from --rows or from --lake, not both")
+	}
+	if s.natsURL == "" && (s.rowsFile == "" && s.lake == "" || s.headsFile == "") {
+		return errors.New("name the bus (--nats), or where rows (--rows or --lake) and heads (--heads) are")
 	}
 	return nil
 }
 
+// offline says whether neither rows nor heads come from the bus.
+func (s *ledgerSource) offline() bool {
+	return (s.rowsFile != "" || s.lake != "") && s.headsFile != ""
+}
+
 // connect is a JetStream client of the bus, when rows or heads come from it.
 func (s *ledgerSource) connect() (*nats.Conn, jetstream.JetStream, error) {
-	if s.natsURL == "" || (s.rowsFile != "" && s.headsFile != "") {
+	if s.natsURL == "" || s.offline() {
 		return nil, nil, nil
 	}
 	opts := []nats.Option{nats.Name("garm ledger")}
@@ -118,6 +130,17 @@ func (s *ledgerSource) heads(ctx context.Context, js jetstream.JetStream) ([]ver
 
 // scanRows calls fn with every row in order.
 func (s *ledgerSource) scanRows(ctx context.Context, js jetstream.JetStream, fn func(rows.Row) error) error {
+	if s.lake != "" {
+		var store lake.Store = lake.Dir(s.lake)
+		if strings.HasPrefix(s.lake, "s3://") {
+			b, err := lake.OpenBucket(ctx, s.lake)
+			if err != nil {
+				return err
+			}
+			store = b
+		}
+		return lake.Scan(ctx, store, fn)
+	}
 	if s.rowsFile == "" {
 		return rows.ScanStream(ctx, js, fn)
 	}
@@ -151,7 +174,7 @@ func runLedgerVerify(ctx context.Context, args []string, stdout, stderr io.Write
 		return exitUsage
 	}
 	if err := src.check(); err != nil || *jwks == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "garm ledger verify: name --jwks, and the bus (--nats) or both files (--rows and --heads)")
+		fmt.Fprintln(stderr, "garm ledger verify: name --jwks, and the bus (--nats) or where rows (--rows or --lake) and heads (--heads) are")
 		return exitUsage
 	}
 	keys, err := readKeys(*jwks)

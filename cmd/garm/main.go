@@ -33,7 +33,7 @@ func subcommands() []subcommand {
 		{"idp", "--personas FILE [--listen ADDR] [--issuer URL]", "run the dev identity provider alone", runIdP},
 		{"catalogue", "build|lint|inspect|diff|publish|nats-permissions|version", "build and check catalogue artifacts (garm-catalogue)", runCatalogue},
 		{"conformance", "toolservice --nats URL [--exec CMD]", "hold a tool service to the hop contract (docs/conformance.md)", runConformance},
-		{"ledger", "verify|prove|dump|keygen|jwks", "check the ledger's rows against its signed heads; prove a row or a head", runLedger},
+		{"ledger", "verify|prove|dump|export|keygen|jwks", "check the ledger's rows against its signed heads; prove a row or a head; export it to a Parquet lake", runLedger},
 		{"bus", busUsage, "create every stream and bucket garmd needs on the bus, fenced", runBus},
 	}
 }
