@@ -51,6 +51,9 @@ type Key struct {
 	public crypto.PublicKey
 }
 
+// Public is the public key itself.
+func (k Key) Public() crypto.PublicKey { return k.public }
+
 // KeySet is the catalogue keys a reader trusts, by key id.
 type KeySet struct {
 	keys map[string]*Key
