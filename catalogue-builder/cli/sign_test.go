@@ -261,3 +261,40 @@ func keyIDOf(t *testing.T, publicPath string) string {
 	}
 	return jwk.Kid
 }
+
+func TestTheBuilderRefusesATokenKeyAndABrokenEnvelope(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	alicePEM, alice := keygen(t, dir, "alice")
+	var jwk map[string]any
+	if err := json.Unmarshal(mustReadFile(t, alice), &jwk); err != nil {
+		t.Fatal(err)
+	}
+	jwk["use"] = "sig" // as a token issuer publishes it
+	token, err := json.Marshal(map[string]any{"keys": []any{jwk}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokenPath := filepath.Join(dir, "token-keys.json")
+	if err := os.WriteFile(tokenPath, token, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, "keys", tokenPath); code != cli.ExitRefused || !strings.Contains(stderr, "not a catalogue-signing key") {
+		t.Fatalf("keys given a token key set: exit %d: %s", code, stderr)
+	}
+	path := calculatorIn(t, dir)
+	mustRun(t, "sign", path, "--key", alicePEM, "--version", "1", "--name", "calculator")
+	if code, _, stderr := run(t, "inspect", path, "--catalogue-keys", tokenPath); code != cli.ExitRefused || !strings.Contains(stderr, "not a catalogue-signing key") {
+		t.Fatalf("inspect with a token key set: exit %d: %s", code, stderr)
+	}
+	envPath := signature.EnvelopeLocation(path)
+	whole := mustReadFile(t, envPath)
+	if err := os.WriteFile(envPath, whole[:len(whole)-20], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"inspect", path}, {"sign", path, "--key", alicePEM}, {"publish", path, "s3://catalogues/calc.binpb"}} {
+		if code, _, stderr := run(t, args...); code != cli.ExitRefused || !strings.Contains(stderr, "malformed signature envelope") {
+			t.Errorf("%s over a truncated envelope: exit %d: %s", args[0], code, stderr)
+		}
+	}
+}

@@ -43,3 +43,27 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseKeySet feeds the key set reader anything: it never panics, and
+// every key it accepts is one Verify can use, with its kid its thumbprint.
+func FuzzParseKeySet(f *testing.F) {
+	ed, p256 := newSigner(f, signature.AlgEdDSA), newSigner(f, signature.AlgES256)
+	f.Add(keySetJSON(f, map[*signature.Signer]string{ed: "owners"}, ed, p256))
+	f.Add([]byte(`{"keys":[{"kty":"OKP","crv":"Ed25519","x":"AA","kid":"a","use":"garm-catalogue","alg":"ES256"}]}`))
+	f.Add([]byte(`{"keys":[]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		set, err := signature.ParseKeySet(data)
+		if err != nil {
+			return
+		}
+		for _, k := range set.Keys() {
+			kid, err := signature.Thumbprint(k.Public())
+			if err != nil || kid != k.KeyID {
+				t.Fatalf("an accepted key's kid %s is not its thumbprint %s (%v)", k.KeyID, kid, err)
+			}
+			if k.Alg != signature.AlgEdDSA && k.Alg != signature.AlgES256 {
+				t.Fatalf("an accepted key's alg is %s", k.Alg)
+			}
+		}
+	})
+}
