@@ -19,6 +19,10 @@ import (
 type buildFlags struct {
 	manifest, image, source string
 	stamp                   bool
+	// manifestName is the loaded manifest's name, the default --name of
+	// a signed build.
+	manifestName string
+	sign         signFlags
 }
 
 func (e *env) buildFlagSet(name string, withOutput bool) (*flagSetWith, *buildFlags) {
@@ -31,6 +35,9 @@ func (e *env) buildFlagSet(name string, withOutput bool) (*flagSetWith, *buildFl
 	if withOutput {
 		fs.StringVar(&out.output, "o", "catalogue.binpb", "the `file` to write the artifact to")
 		fs.BoolVar(&bf.stamp, "stamp", false, "record the build time (the artifact then differs on every build)")
+		fs.StringVar(&bf.sign.key, "sign-key", "", "sign the artifact with this private key `file` (see sign), writing the envelope beside it")
+		fs.Uint64Var(&bf.sign.version, "version", 0, "with --sign-key: the catalogue's version `number`")
+		fs.StringVar(&bf.sign.name, "name", "", "with --sign-key: the catalogue's `name` (default: the manifest's name)")
 	}
 	return out, bf
 }
@@ -39,6 +46,14 @@ func runBuild(ctx context.Context, e *env, args []string) int {
 	fs, bf := e.buildFlagSet("build", true)
 	if _, code := e.parse(fs.FlagSet, args, 0); code >= 0 {
 		return code
+	}
+	switch {
+	case bf.sign.key == "" && (fs.isSet("version") || fs.isSet("name")):
+		fmt.Fprintf(e.stderr, "%s build: --version and --name are for a signed build (--sign-key)\n", e.prog)
+		return ExitUsage
+	case bf.sign.key != "" && bf.sign.version == 0:
+		fmt.Fprintf(e.stderr, "%s build: --sign-key needs --version\n", e.prog)
+		return ExitUsage
 	}
 	res, code := e.build(ctx, fs, bf)
 	if res == nil {
@@ -58,7 +73,14 @@ func runBuild(ctx context.Context, e *env, args []string) int {
 	for _, fqn := range fqns {
 		fmt.Fprintln(e.stdout, fqn)
 	}
-	return ExitOK
+	if bf.sign.key == "" {
+		e.noteStaleEnvelope(fs.output, res.Artifact.Digest)
+		return ExitOK
+	}
+	if bf.sign.name == "" {
+		bf.sign.name = bf.manifestName
+	}
+	return e.sign(&bf.sign, fs.output, res.Artifact.Digest, "build", true)
 }
 
 func runLint(ctx context.Context, e *env, args []string) int {
@@ -102,6 +124,7 @@ func (e *env) build(ctx context.Context, fs *flagSetWith, bf *buildFlags) (*buil
 			return nil, e.refuse(name, fmt.Errorf("%w\nrefused: the manifest has problems; no artifact written", err))
 		}
 		in.Manifest = m
+		bf.manifestName = m.Name
 	}
 	res, err := build.Run(ctx, in)
 	var refused *build.Refused

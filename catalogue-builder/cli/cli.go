@@ -57,11 +57,14 @@ type env struct {
 
 func commands() []command {
 	return []command{
-		{"build", "[-f catalogue.yaml] [-o catalogue.binpb] [--image <file> [--source <text>]] [--stamp]", "compile, lint and write the catalogue artifact", runBuild},
+		{"build", "[-f catalogue.yaml] [-o catalogue.binpb] [--image <file> [--source <text>]] [--stamp] [--sign-key <file> --version <n> [--name <name>]]", "compile, lint and write the catalogue artifact, signed if asked", runBuild},
 		{"lint", "[-f catalogue.yaml] [--image <file>]", "the same checks as build, writing nothing", runLint},
-		{"inspect", "<artifact> [--json]", "show an artifact's digest, provenance, taxonomy and tools", runInspect},
-		{"diff", "<old> <new> [--fail-on-widening]", "the policy difference between two artifacts, widening first", runDiff},
-		{"publish", "<artifact> s3://bucket/key", "upload an artifact to S3 or a compatible store", runPublish},
+		{"inspect", "<artifact> [--json] [--catalogue-keys <jwks>]", "show an artifact's digest, signatures, provenance, taxonomy and tools", runInspect},
+		{"diff", "<old> <new> [--fail-on-widening] [--catalogue-keys <jwks>]", "the policy difference between two artifacts, widening first, and their signers", runDiff},
+		{"publish", "<artifact> s3://bucket/key [--unsigned]", "upload an artifact and its signatures to S3 or a compatible store", runPublish},
+		{"keygen", "--key <file> [--public <file>] [--alg EdDSA|ES256] [--group <group>]", "make a catalogue-signing key", runKeygen},
+		{"keys", keysUsage, "write the catalogue key set garmd verifies signatures with", runKeys},
+		{"sign", "<artifact> --key <file> [--version <n>] [--name <name>]", "sign an artifact, or add a signature to its statement", runSign},
 		{"nats-permissions", "<artifact> [--format conf|json] [--approvals]", "the least-privilege NATS permissions of garmd, each tool package and (--approvals) the approvals service", runNATSPermissions},
 		{"version", "", "print garm-catalogue's version", runVersion},
 	}

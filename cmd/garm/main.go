@@ -31,7 +31,7 @@ func subcommands() []subcommand {
 		{"call", "TOOL --as PERSONA ['{json}']", "call a tool through garmd; show the status, event id, answer and ledger row", runCall},
 		{"token", "PERSONA [--agent AGENT]", "print a token from the dev identity provider", runToken},
 		{"idp", "--personas FILE [--listen ADDR] [--issuer URL]", "run the dev identity provider alone", runIdP},
-		{"catalogue", "build|lint|inspect|diff|publish|nats-permissions|version", "build and check catalogue artifacts (garm-catalogue)", runCatalogue},
+		{"catalogue", "build|lint|inspect|diff|publish|keygen|keys|sign|nats-permissions|version", "build, sign and check catalogue artifacts (garm-catalogue)", runCatalogue},
 		{"conformance", "toolservice --nats URL [--exec CMD]", "hold a tool service to the hop contract (docs/conformance.md)", runConformance},
 		{"ledger", "verify|prove|dump|export|keygen|jwks", "check the ledger's rows against its signed heads; prove a row or a head; export it to a Parquet lake", runLedger},
 		{"bus", busUsage, "create every stream and bucket garmd needs on the bus, fenced", runBus},

@@ -1,6 +1,8 @@
 // Package inspect owns the human and machine reading of one catalogue
 // artifact, what `garm-catalogue inspect` prints (design 6): its digest, the
-// annotation schema version, its size, its provenance, its taxonomy
+// annotation schema version, its size, its provenance, its signatures (the
+// envelope beside it: catalogue name, version, signers, and whether they
+// verify against a key set given), its taxonomy
 // (compartments, tool sets and principal attributes), and per tool-bearing
 // package its descriptor hash and, per tool, the policy that gates a call —
 // FQN, route, verb, minimum clearance, compartments, tool sets, approval

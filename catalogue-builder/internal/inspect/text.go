@@ -10,7 +10,7 @@ import (
 )
 
 // WriteText writes the View for a person: the catalogue's identity and
-// provenance, its taxonomy, then each package with one block per tool.
+// provenance, its signatures when it has any, its taxonomy, then each package with one block per tool.
 // Labels and values are aligned within each block.
 func WriteText(w io.Writer, v View) error {
 	p := &printer{w: w}
@@ -26,6 +26,11 @@ func WriteText(w io.Writer, v View) error {
 		header = append(header, [2]string{"built at", v.Provenance.BuiltAt})
 	}
 	p.block("", header)
+	if v.Signatures != nil {
+		p.line("")
+		p.line("signatures")
+		p.block("  ", signatureRows(v.Signatures))
+	}
 	p.taxonomy("compartments", v.Taxonomy.Compartments)
 	p.taxonomy("tool sets", v.Taxonomy.ToolSets)
 	p.attributes(v.Taxonomy.Attributes)

@@ -22,8 +22,11 @@ type View struct {
 	Digest                  string     `json:"digest"`
 	Packages                []Package  `json:"packages"`
 	Provenance              Provenance `json:"provenance"`
-	SizeBytes               int        `json:"size_bytes"`
-	Taxonomy                Taxonomy   `json:"taxonomy"`
+	// Signatures is set by the caller when an envelope is beside the
+	// artifact (DescribeSignatures); Describe reads the artifact alone.
+	Signatures *Signatures `json:"signatures,omitempty"`
+	SizeBytes  int         `json:"size_bytes"`
+	Taxonomy   Taxonomy    `json:"taxonomy"`
 }
 
 // Provenance is what the build recorded about itself.

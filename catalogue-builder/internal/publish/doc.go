@@ -1,10 +1,14 @@
 // Package publish is the last step of `garm-catalogue publish`: it uploads a built catalogue
-// artifact to one S3 object and reports the artifact's digest and the ETag the store gave it.
+// artifact to one S3 object (and, when it is signed, its signatures to a second one beside it)
+// and reports the artifact's digest and the ETag the store gave it.
 //
-// It owns reading the s3://bucket/key target ([ParseURL]) and the single PutObject that writes
+// It owns reading the s3://bucket/key target ([ParseURL]) and the PutObject that writes
 // it ([Publish]). The object is stored with the content type [ContentType], the digest in the
 // user metadata under [DigestMetadataKey], and the artifact's SHA-256 as the request's checksum,
-// so the store itself refuses bytes that were damaged on the way.
+// so the store itself refuses bytes that were damaged on the way. [PublishSigned] uploads a
+// signed artifact and then its signature envelope beside it ([EnvelopeTarget], content type
+// [EnvelopeContentType]): artifact first, envelope last, the order docs/decisions/0133 fixes
+// so that a verifying reader takes a half-finished publication for "not yet".
 //
 // Configuration is the AWS SDK's default chain and nothing else: credentials, profile and region
 // come from the environment and the shared config files as for any AWS tool. When that chain

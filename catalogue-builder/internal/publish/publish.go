@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
+	"github.com/garm-dev/garm/catalogue-builder/signature"
 )
 
 // ContentType is the media type a published catalogue artifact is stored with.
@@ -78,15 +79,58 @@ func Publish(ctx context.Context, artifact []byte, target Target) (Result, error
 	if err != nil {
 		return Result{}, fmt.Errorf("publish %s: load AWS configuration: %w", target, err)
 	}
+	return put(ctx, client, artifact, target, ContentType)
+}
 
-	sum := sha256.Sum256(artifact)
+// PublishSigned uploads artifact to target and then envelope, its signatures, to
+// EnvelopeTarget(target): the artifact first and the envelope last, the order a reader's
+// signature.ReadPair expects (docs/decisions/0133). When the artifact's upload fails, the
+// envelope is not uploaded; when the envelope's fails, the artifact is in place under the old
+// envelope, which a verifying reader takes for a publication not yet finished, and running
+// publish again completes it.
+func PublishSigned(ctx context.Context, artifact, envelope []byte, target Target) (art, env Result, err error) {
+	envTarget := EnvelopeTarget(target)
+	for _, t := range []Target{target, envTarget} {
+		if err := t.validate(); err != nil {
+			return Result{}, Result{}, fmt.Errorf("publish %s: %w", t, err)
+		}
+	}
+	if len(artifact) == 0 || len(envelope) == 0 {
+		return Result{}, Result{}, fmt.Errorf("publish %s: the artifact or its envelope is empty", target)
+	}
+	client, err := newClient(ctx)
+	if err != nil {
+		return Result{}, Result{}, fmt.Errorf("publish %s: load AWS configuration: %w", target, err)
+	}
+	if art, err = put(ctx, client, artifact, target, ContentType); err != nil {
+		return Result{}, Result{}, fmt.Errorf("%w; the envelope was not uploaded", err)
+	}
+	if env, err = put(ctx, client, envelope, envTarget, EnvelopeContentType); err != nil {
+		return art, Result{}, fmt.Errorf("%w; the artifact is uploaded but not its envelope: run publish again", err)
+	}
+	return art, env, nil
+}
+
+// EnvelopeContentType is the media type an artifact's signature envelope is stored with.
+const EnvelopeContentType = "application/vnd.dsse.envelope.v1+json"
+
+// EnvelopeTarget is where an artifact's envelope goes: the artifact's key with
+// signature.EnvelopeSuffix.
+func EnvelopeTarget(artifact Target) Target {
+	return Target{Bucket: artifact.Bucket, Key: signature.EnvelopeLocation(artifact.Key)}
+}
+
+// put is one PutObject of body with its SHA-256 as the request's checksum and as the
+// garm-digest metadata.
+func put(ctx context.Context, client *s3.Client, body []byte, target Target, contentType string) (Result, error) {
+	sum := sha256.Sum256(body)
 	digest := "sha256:" + hex.EncodeToString(sum[:])
 	out, err := client.PutObject(ctx, &s3.PutObjectInput{
 		Bucket:            aws.String(target.Bucket),
 		Key:               aws.String(target.Key),
-		Body:              bytes.NewReader(artifact), // an io.ReadSeeker: the SDK can sign and retry it
-		ContentLength:     aws.Int64(int64(len(artifact))),
-		ContentType:       aws.String(ContentType),
+		Body:              bytes.NewReader(body), // an io.ReadSeeker: the SDK can sign and retry it
+		ContentLength:     aws.Int64(int64(len(body))),
+		ContentType:       aws.String(contentType),
 		ChecksumAlgorithm: types.ChecksumAlgorithmSha256,
 		ChecksumSHA256:    aws.String(base64.StdEncoding.EncodeToString(sum[:])),
 		Metadata:          map[string]string{DigestMetadataKey: digest},
@@ -99,7 +143,7 @@ func Publish(ctx context.Context, artifact []byte, target Target) (Result, error
 		Key:    target.Key,
 		Digest: digest,
 		ETag:   strings.Trim(aws.ToString(out.ETag), `"`),
-		Size:   int64(len(artifact)),
+		Size:   int64(len(body)),
 	}, nil
 }
 
