@@ -24,6 +24,10 @@ const (
 	// ApprovalsBucket is the key-value bucket of approval requests and
 	// their decisions (approvals/pending).
 	ApprovalsBucket = "GARM_APPROVALS"
+	// CatalogueVersionsBucket is the key-value bucket of the highest signed
+	// catalogue version each catalogue name has served, which every replica
+	// reads and raises so that none serves an older one (decision 0136).
+	CatalogueVersionsBucket = "GARM_CATALOGUE_VERSIONS"
 	// CataloguePublishedSubject is where a newly published catalogue is
 	// announced.
 	CataloguePublishedSubject = "garm.v1.catalogue.published"
