@@ -63,6 +63,13 @@ func TestEachHostileCatalogueOverS3IsRefusedAndThePreviousGenerationServes(t *te
 		out, _ := json.MarshalIndent(m, "", " ")
 		return out
 	}()
+	otherName := func() []byte {
+		e, err := signature.Sign(signature.Statement{Catalogue: "another-catalogue", Digest: artifact.Digest(next(11)), Version: 9, SignedAt: time.Now()}, owner, security)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return marshalEnvelope(t, e)
+	}()
 	cases := []struct {
 		name      string
 		data, env []byte
@@ -77,6 +84,7 @@ func TestEachHostileCatalogueOverS3IsRefusedAndThePreviousGenerationServes(t *te
 		{"one key signing twice for two signers", next(7), marshalEnvelope(t, twice), "too_few_signers"},
 		{"a replay of an older signed version", v1, sign(t, v1, 1, owner, security), "rollback"},
 		{"the served version over other bytes", next(9), sign(t, next(9), 2, owner, security), "version_reused"},
+		{"signed for another catalogue", next(11), otherName, "other_catalogue"},
 		{"an artifact without its envelope", next(10), nil, "unsigned"},
 	}
 	for i, c := range cases {
