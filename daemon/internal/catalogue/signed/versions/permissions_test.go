@@ -33,7 +33,7 @@ func permittedBus(t *testing.T) string {
 		t.Fatal(err)
 	}
 	go srv.Start()
-	if !srv.ReadyForConnections(20*time.Second) {
+	if !srv.ReadyForConnections(20 * time.Second) {
 		t.Fatal("the NATS server did not start")
 	}
 	t.Cleanup(srv.Shutdown)
