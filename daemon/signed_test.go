@@ -135,3 +135,33 @@ func writeTemp(t *testing.T, data []byte) string {
 	writeFile(t, path, data)
 	return path
 }
+
+func TestMCPToolsListNamesTheSignedCatalogueThatAnsweredInEitherEra(t *testing.T) {
+	keys := newSigningKeys(t)
+	owner := newSigner(t, signature.AlgEdDSA)
+	keys.publishKeys(groupOf{owner, ""})
+	data := must(t, fixtureCatalogue)
+	s := startStack(t, withSignedFileCatalogue(t, keys, data, sign(t, data, 12, owner)), withMCPOn())
+	token := s.token("public")
+	for era, body := range map[string]string{
+		"2025-11-25": `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		statelessEra: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + statelessEra + `"}}}`,
+	} {
+		ans := s.post("/mcp", token, body, "Accept", "application/json, text/event-stream", "Mcp-Protocol-Version", era)
+		var rpc struct {
+			Result struct {
+				Tools []json.RawMessage `json:"tools"`
+				Meta  map[string]any    `json:"_meta"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(ans.body, &rpc); err != nil || len(rpc.Result.Tools) == 0 {
+			t.Fatalf("%s: tools/list: %d %s", era, ans.status, ans.body)
+		}
+		if m := rpc.Result.Meta; m["dev.garm/catalogue_digest"] != artifact.Digest(data) || m["dev.garm/catalogue_version"] != float64(12) {
+			t.Errorf("%s: tools/list's _meta %v, want the digest and version 12", era, m)
+		}
+		if era == statelessEra && rpc.Result.Meta["io.modelcontextprotocol/serverInfo"] == nil {
+			t.Errorf("%s: the server's identity left _meta: %v", era, rpc.Result.Meta)
+		}
+	}
+}
