@@ -12,7 +12,9 @@
 // so the listing can never show a tool the chain would answer 404 for, nor
 // hide one it would serve. Each row also names the tool's instance rules
 // (Rules) by id and description, sorted, so a caller knows the limits
-// before it calls; never their expressions.
+// before it calls; never their expressions. The body names the generation
+// that answered: its catalogue_digest and, when garmd verified the
+// catalogue's signatures (--catalogue-keys), its catalogue_version.
 //
 // Why: the listing is how an agent learns what it may do, so it must say
 // exactly what the chain will accept, no more — a schema that named a field
