@@ -23,7 +23,8 @@ const MaxStatementBytes = 4 << 10
 // under this catalogue name, as this version. It is the DSSE payload.
 type Statement struct {
 	// Catalogue names the catalogue the artifact is a version of. Versions
-	// are counted per name; garmd can require the name it serves.
+	// are counted per name, so a reader must refuse a name other than the
+	// one it serves (docs/decisions/0132).
 	Catalogue string
 	// Digest is the artifact's identity, "sha256:" and the lowercase hex
 	// SHA-256 of its bytes (artifact.Digest, catalogue.proto's header).
