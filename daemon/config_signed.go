@@ -19,6 +19,10 @@ type CatalogueSigning struct {
 	// key set, a JWKS file or an https URL (http only to a loopback host),
 	// read afresh for every catalogue considered. Empty verifies nothing.
 	CatalogueKeys string
+	// CatalogueName, when set, is the only catalogue name garmd serves
+	// (--catalogue-name); empty serves the name signed on the catalogue it
+	// starts on and pins it for every reload.
+	CatalogueName string
 	// CatalogueMinSigners is how many distinct keys must have signed
 	// (--catalogue-min-signers); 0 means 1.
 	CatalogueMinSigners int
@@ -50,6 +54,7 @@ func (c Config) signingProblems() []string {
 			{c.CatalogueMinSigners != 0, "--catalogue-min-signers"},
 			{len(c.CatalogueMinPerGroup) > 0, "--catalogue-min-signers-group"},
 			{c.CatalogueAllowRollbackTo != 0, "--catalogue-allow-rollback-to"},
+			{c.CatalogueName != "", "--catalogue-name"},
 		} {
 			if f.given {
 				add("%s is given without --catalogue-keys: signatures are checked only when the catalogue key set is named", f.flag)

@@ -93,6 +93,7 @@ func newGate(cfg Config) *signed.Gate {
 	return signed.New(signed.Config{
 		Keys:       signed.NewKeys(cfg.CatalogueKeys, nil),
 		Policy:     cfg.policy(),
+		Name:       cfg.CatalogueName,
 		RollbackTo: cfg.CatalogueAllowRollbackTo,
 	})
 }

@@ -95,9 +95,9 @@ func TestGarmdRefusesToStartOnACatalogueItCannotTrust(t *testing.T) {
 	tokenKeys.writeRaw(raw)
 
 	for name, c := range map[string]struct {
-		data, env []byte
-		keys      string
-		want      string
+		data, env  []byte
+		keys, name string
+		want       string
 	}{
 		"unsigned":                        {data: data, want: "check unsigned"},
 		"signed by an unknown key":        {data: data, env: sign(t, data, 6, stranger), want: "check unknown_key"},
@@ -105,6 +105,7 @@ func TestGarmdRefusesToStartOnACatalogueItCannotTrust(t *testing.T) {
 		"a truncated envelope":            {data: data, env: sign(t, data, 6, owner)[:100], want: "check malformed"},
 		"older than the highest":          {data: other, env: sign(t, other, 4, owner), want: "check rollback"},
 		"the version served, other bytes": {data: other, env: sign(t, other, 5, owner), want: "check version_reused"},
+		"another name than configured":    {data: data, env: sign(t, data, 6, owner), name: "production", want: "check other_catalogue"},
 		"keys of another purpose":         {data: data, env: sign(t, data, 6, owner), keys: tokenKeys.path, want: "catalogue key set"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -117,6 +118,7 @@ func TestGarmdRefusesToStartOnACatalogueItCannotTrust(t *testing.T) {
 				if c.keys != "" {
 					cfg.CatalogueKeys = c.keys
 				}
+				cfg.CatalogueName = c.name
 			})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("garmd started, or refused for another reason: %v; want %q", err, c.want)

@@ -95,6 +95,7 @@ func serveFlags(cfg *garmd.Config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&cfg.Catalogue, "catalogue", cfg.Catalogue, "the catalogue artifact to serve: a file path or s3://bucket/key, read with the AWS default chain (`location`, required)")
 	fs.DurationVar(&cfg.CataloguePoll, "catalogue-poll", cfg.CataloguePoll, "how often an s3:// catalogue's ETag is polled for a new artifact (0 = read once at start; ignored for a file)")
 	fs.StringVar(&cfg.CatalogueKeys, "catalogue-keys", cfg.CatalogueKeys, "verify the catalogue's signatures against this catalogue key set: a JWKS `file` or https URL, read afresh for every catalogue considered; unsigned, unknown-key, other-bytes or older catalogues are refused")
+	fs.StringVar(&cfg.CatalogueName, "catalogue-name", cfg.CatalogueName, "serve only a catalogue signed under this `name` (with --catalogue-keys; default: the name signed on the catalogue garmd starts on, pinned for every reload)")
 	fs.IntVar(&cfg.CatalogueMinSigners, "catalogue-min-signers", cfg.CatalogueMinSigners, "how many distinct catalogue keys must have signed (with --catalogue-keys; 0 = 1)")
 	fs.Var(&cfg.CatalogueMinPerGroup, "catalogue-min-signers-group", "how many distinct keys of each key group must have signed, e.g. owners=1,security=1 (with --catalogue-keys)")
 	fs.Uint64Var(&cfg.CatalogueAllowRollbackTo, "catalogue-allow-rollback-to", cfg.CatalogueAllowRollbackTo, "allow serving, once, this signed `version` lower than the highest served (with --catalogue-keys)")

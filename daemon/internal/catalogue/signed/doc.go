@@ -16,7 +16,8 @@
 // version over other bytes, and any lower version, is refused — unless it
 // is exactly the version --catalogue-allow-rollback-to names, which is
 // allowed once per process and recorded with the version it lowered the
-// record from. On a reload, the statement must name the catalogue serving.
+// record from. The statement must name the catalogue configured
+// (--catalogue-name) or, without one, the catalogue serving.
 //
 // What it refuses is a *Refusal naming the check (signature.Reason's
 // names, CheckRollback, CheckVersionReused, CheckOtherCatalogue) and the

@@ -19,7 +19,7 @@ const (
 	// CheckVersionReused is the highest version served, over other bytes.
 	CheckVersionReused = "version_reused"
 	// CheckOtherCatalogue is a statement naming another catalogue than the
-	// one serving.
+	// one configured or serving.
 	CheckOtherCatalogue = "other_catalogue"
 )
 
@@ -41,6 +41,9 @@ type Config struct {
 	Policy signature.Policy
 	// Versions is the bus's record of the highest version served.
 	Versions *versions.Store
+	// Name, when set, is the only catalogue name served
+	// (--catalogue-name); empty pins the name first served.
+	Name string
 	// RollbackTo is the one version lower than the highest served that may
 	// be served (--catalogue-allow-rollback-to), once; 0 allows none.
 	RollbackTo uint64
@@ -98,7 +101,7 @@ func (g *Gate) Read(ctx context.Context, readEnvelope, readArtifact signature.Fe
 // bus's record and writing nothing: a statement naming another catalogue
 // than serving's, or a version the record does not allow, is a *Refusal.
 func (g *Gate) Judge(ctx context.Context, pair *signature.Pair, serving *catalogue.Signed) error {
-	if err := sameCatalogue(pair, serving); err != nil {
+	if err := g.sameCatalogue(pair, serving); err != nil {
 		return err
 	}
 	st := pair.Verified.Statement
@@ -116,7 +119,7 @@ func (g *Gate) Judge(ctx context.Context, pair *signature.Pair, serving *catalog
 // catalogue loaded and mounted, just before it is served: a version is
 // never recorded for a catalogue that was not served.
 func (g *Gate) Commit(ctx context.Context, pair *signature.Pair, serving *catalogue.Signed) (versions.Record, error) {
-	if err := sameCatalogue(pair, serving); err != nil {
+	if err := g.sameCatalogue(pair, serving); err != nil {
 		return versions.Record{}, err
 	}
 	var rolledBack bool
@@ -164,13 +167,20 @@ func (g *Gate) decide(pair *signature.Pair, rolledBack *bool) versions.Decide {
 	}
 }
 
-func sameCatalogue(pair *signature.Pair, serving *catalogue.Signed) error {
-	name := pair.Verified.Statement.Catalogue
-	if serving == nil || serving.Catalogue == name {
+// sameCatalogue refuses a statement naming another catalogue than the one
+// configured or, without one, the one serving (decision 0132: versions are
+// counted per name, so another name's higher version must not replace this
+// one's).
+func (g *Gate) sameCatalogue(pair *signature.Pair, serving *catalogue.Signed) error {
+	name, want := pair.Verified.Statement.Catalogue, g.cfg.Name
+	if want == "" && serving != nil {
+		want = serving.Catalogue
+	}
+	if want == "" || want == name {
 		return nil
 	}
 	return &Refusal{Check: CheckOtherCatalogue, Digest: pair.ArtifactDigest, Err: fmt.Errorf(
-		"the signatures are for catalogue %s, and garmd serves catalogue %s", name, serving.Catalogue)}
+		"the signatures are for catalogue %s, and garmd serves catalogue %s", name, want)}
 }
 
 // Describe is what a generation carries of the pair it was read from.

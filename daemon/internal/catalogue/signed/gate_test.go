@@ -167,3 +167,36 @@ func TestTheVersionRule(t *testing.T) {
 		t.Fatalf("the record ends at %d, want 3", rec.Version)
 	}
 }
+
+func TestAConfiguredNameRefusesEveryOtherNameEvenAtStart(t *testing.T) {
+	t.Parallel()
+	owner := newSigner(t)
+	path := filepath.Join(t.TempDir(), "keys.json")
+	if err := os.WriteFile(path, keySet(t, owner), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := garmtooltest.StartJetStream(t)
+	_, js := garmtooltest.ConnectJetStream(t, srv.URL())
+	ctx := bounded(t)
+	store, err := versions.Ensure(ctx, js, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := signed.New(signed.Config{Keys: signed.NewKeys(path, nil), Name: "bank"})
+	gate.UseVersions(store)
+	staging, err := readPair(t, gate, ctx, []byte("staging"), 99, "bank-staging", owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refusal *signed.Refusal
+	if err := gate.Judge(ctx, staging, nil); !errors.As(err, &refusal) || refusal.Check != signed.CheckOtherCatalogue {
+		t.Fatalf("another name at start: %v, want %s", err, signed.CheckOtherCatalogue)
+	}
+	bank, err := readPair(t, gate, ctx, []byte("bank"), 1, "bank", owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gate.Judge(ctx, bank, nil); err != nil {
+		t.Fatalf("the configured name at start: %v", err)
+	}
+}
