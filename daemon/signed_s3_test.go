@@ -173,11 +173,30 @@ func TestRotatingKeysOverS3AcceptsTheNewKeyAndThenRefusesTheOld(t *testing.T) {
 	store.publishPair(v3, sign(t, v3, 3, old))
 	refusedWith(t, s, 1, "unknown_key", artifact.Digest(v3), artifact.Digest(v2))
 
+	// A key set of token keys is no catalogue key set: nothing is judged,
+	// and what serves stays.
+	tokenKey, err := signature.PublicJWK(fresh.Public(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokenKey["use"] = "sig"
+	raw, _ := json.Marshal(map[string]any{"keys": []any{tokenKey}})
+	keys.writeRaw(raw)
+	v35 := variant(t, base, "v3.5")
+	store.publishPair(v35, sign(t, v35, 5, fresh))
+	eventually(t, "the unusable key set said", func() bool {
+		return len(s.logRecords("garmd: the catalogue key set cannot be used; the serving generation stays")) > 0
+	})
+	if d := s.servingDigest(); d != artifact.Digest(v2) {
+		t.Errorf("with a token key set, %s serves, want v2", d)
+	}
+	keys.publishKeys(groupOf{fresh, ""})
+
 	// Signed by both, it verifies: the old key's signature counts for nothing.
 	v4 := variant(t, base, "v4")
-	store.publishPair(v4, sign(t, v4, 4, old, fresh))
+	store.publishPair(v4, sign(t, v4, 6, old, fresh))
 	eventually(t, "v4 served", func() bool { return s.servingDigest() == artifact.Digest(v4) })
-	if !strings.Contains(s.logs.String(), `"version":4`) {
+	if !strings.Contains(s.logs.String(), `"version":6`) {
 		t.Errorf("the reload does not name the version:\n%s", s.logs)
 	}
 }

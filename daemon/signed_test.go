@@ -106,6 +106,7 @@ func TestGarmdRefusesToStartOnACatalogueItCannotTrust(t *testing.T) {
 		"older than the highest":          {data: other, env: sign(t, other, 4, owner), want: "check rollback"},
 		"the version served, other bytes": {data: other, env: sign(t, other, 5, owner), want: "check version_reused"},
 		"another name than configured":    {data: data, env: sign(t, data, 6, owner), name: "production", want: "check other_catalogue"},
+		"the token issuer's key set":      {data: data, env: sign(t, data, 6, owner), keys: s.idpSrv.JWKSURL(), want: "catalogue key set"},
 		"keys of another purpose":         {data: data, env: sign(t, data, 6, owner), keys: tokenKeys.path, want: "catalogue key set"},
 	} {
 		t.Run(name, func(t *testing.T) {
