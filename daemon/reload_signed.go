@@ -7,6 +7,7 @@ import (
 
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
 	"github.com/garm-dev/garm/daemon/internal/catalogue/signed"
+	"github.com/garm-dev/garm/daemon/internal/catalogue/signed/versions"
 	"github.com/garm-dev/garm/daemon/internal/catalogue/source"
 )
 
@@ -67,6 +68,7 @@ func (r *reloader) pollSigned(ctx context.Context) {
 		r.refuse(state, pair.ArtifactDigest, err)
 		return
 	}
+	gen.Signed = signed.Describe(pair)
 	if err := catalogue.Mount(gen, r.steps); err != nil {
 		r.refuse(state, pair.ArtifactDigest, fmt.Errorf("it does not mount: %w", err))
 		return
@@ -77,23 +79,31 @@ func (r *reloader) pollSigned(ctx context.Context) {
 		r.refuseOrRetry(ctx, state, pair.ArtifactDigest, err)
 		return
 	}
-	gen.Signed = signed.Describe(pair)
 	r.swap(serving, gen, state)
 }
 
 // refuseOrRetry refuses a pair the gate refused; any other error is the
-// bus's record not answering, which is asked again on the next poll.
+// bus's record of versions not answering (or forgotten), which is asked
+// again on the next poll.
 func (r *reloader) refuseOrRetry(ctx context.Context, state, digest string, err error) {
 	if errors.As(err, new(*signed.Refusal)) {
 		r.refuse(state, digest, err)
 		return
 	}
-	r.unreachable(ctx, err)
+	r.standing(ctx, "garmd: the highest catalogue version served cannot be read or recorded on the bus; the serving generation stays",
+		"bucket", versions.Bucket, "candidate_digest", digest, "err", err.Error())
 }
 
-// unusableKeys says, at most once per poll interval, that the catalogue key
-// set cannot be used; what is serving stays.
+// unusableKeys says that the catalogue key set cannot be used; what is
+// serving stays.
 func (r *reloader) unusableKeys(ctx context.Context, err error) {
+	r.standing(ctx, "garmd: the catalogue key set cannot be used; the serving generation stays",
+		"keys", r.gate.Keys().String(), "err", err.Error())
+}
+
+// standing logs a condition that admits and refuses nothing, at most once
+// per poll interval, and not for a poll cut short by shutdown.
+func (r *reloader) standing(ctx context.Context, msg string, attrs ...any) {
 	if ctx.Err() != nil {
 		return
 	}
@@ -102,6 +112,5 @@ func (r *reloader) unusableKeys(ctx context.Context, err error) {
 		return
 	}
 	r.warned = now
-	r.logger.Error("garmd: the catalogue key set cannot be used; the serving generation stays",
-		"source", r.src.String(), "keys", r.gate.Keys().String(), "serving_digest", r.serving.Load().Digest, "err", err.Error())
+	r.logger.Error(msg, append([]any{"source", r.src.String(), "serving_digest", r.serving.Load().Digest}, attrs...)...)
 }

@@ -188,7 +188,7 @@ func (d *Daemon) open(ctx context.Context) error {
 		return fmt.Errorf("catalogue %s (%s) does not mount: %w", cfg.Catalogue, gen.Digest, err)
 	}
 	if d.gate != nil {
-		if err := d.commitFirst(ctx, gen, pair); err != nil {
+		if err := d.commitFirst(ctx, pair); err != nil {
 			return fmt.Errorf("catalogue %s: %w", cfg.Catalogue, err)
 		}
 	}

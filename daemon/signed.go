@@ -124,6 +124,7 @@ func readSignedCatalogue(ctx context.Context, location string, o catalogue.Optio
 	if err != nil {
 		return nil, nil, "", err
 	}
+	gen.Signed = signed.Describe(pair)
 	return gen, pair, state, nil
 }
 
@@ -166,15 +167,12 @@ func (d *Daemon) judgeFirst(ctx context.Context, pair *signature.Pair) error {
 }
 
 // commitFirst records the mounted first generation's version on the bus,
-// judging it again there, and describes the generation by its signatures.
-func (d *Daemon) commitFirst(ctx context.Context, gen *catalogue.Generation, pair *signature.Pair) error {
+// judging it again there.
+func (d *Daemon) commitFirst(ctx context.Context, pair *signature.Pair) error {
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
-	if _, err := d.gate.Commit(ctx, pair, nil); err != nil {
-		return describeRefusal(err)
-	}
-	gen.Signed = signed.Describe(pair)
-	return nil
+	_, err := d.gate.Commit(ctx, pair, nil)
+	return describeRefusal(err)
 }
 
 // signers names a signed generation's signers for a log line or a report:

@@ -10,6 +10,9 @@ import (
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/catalogue-builder/signature"
 	garmd "github.com/garm-dev/garm/daemon"
+	"github.com/garm-dev/garm/daemon/internal/catalogue/signed/versions"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func TestARestartRemembersTheHighestVersionAndARollbackIsAllowedOnlyByItsVersion(t *testing.T) {
@@ -125,5 +128,44 @@ func TestTwoReplicasAgreeOnTheHighestVersionServed(t *testing.T) {
 	// A third replica starting now on v1 is refused: the bus remembers.
 	if err := newDaemonLike(t, s, func(*garmd.Config) {}); err == nil || !strings.Contains(err.Error(), "check rollback") {
 		t.Fatalf("a replica starting on v1 after v2: %v, want a rollback refusal", err)
+	}
+}
+
+func TestADeletedVersionRecordAdmitsNothingAndRefusesAStart(t *testing.T) {
+	store := startCatalogueStore(t)
+	keys := newSigningKeys(t)
+	owner := newSigner(t, signature.AlgEdDSA)
+	keys.publishKeys(groupOf{owner, ""})
+	base := must(t, fixtureCatalogue)
+	v1, v2 := variant(t, base, "v1"), variant(t, base, "v2")
+	s := startStack(t, withSignedS3Catalogue(store, keys, v2, sign(t, v2, 2, owner), shortPoll))
+	// Whoever may write the bucket deletes the record, hoping an older
+	// catalogue then reads as the first ever served.
+	nc, err := nats.Connect(s.bus.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	kv, err := js.KeyValue(ctx, versions.Bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Delete(ctx, versions.Key(signedName)); err != nil {
+		t.Fatal(err)
+	}
+	store.publishPair(v1, sign(t, v1, 1, owner))
+	const said = "garmd: the highest catalogue version served cannot be read or recorded on the bus; the serving generation stays"
+	eventually(t, "the forgotten record said", func() bool { return len(s.logRecords(said)) > 0 })
+	if d := s.servingDigest(); d != artifact.Digest(v2) {
+		t.Errorf("after the record was deleted %s serves, want v2", d)
+	}
+	if err := newDaemonLike(t, s, func(*garmd.Config) {}); err == nil || !strings.Contains(err.Error(), "deleted") {
+		t.Fatalf("a start with the record deleted: %v, want a refusal naming the deletion", err)
 	}
 }

@@ -182,7 +182,7 @@ func fenceProblems(cfg jetstream.StreamConfig) []string {
 // ErrForgotten is a record whose last write is a delete or purge marker:
 // the bucket held a highest version and something removed it. garmd does
 // not read that as "nothing served yet".
-var ErrForgotten = errors.New("the record of the highest version was deleted; restore it with the version last served, or remove the bucket's key history deliberately")
+var ErrForgotten = errors.New("the record of the highest version served was deleted; put back a record of the version last served (nats kv put " + Bucket + " <key> with its name, version and digest) before garmd serves this catalogue again")
 
 // Highest is the record of name, and the revision it was read at; found is
 // false when the name has never been recorded. It reads the key's last
