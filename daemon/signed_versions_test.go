@@ -169,3 +169,39 @@ func TestADeletedVersionRecordAdmitsNothingAndRefusesAStart(t *testing.T) {
 		t.Fatalf("a start with the record deleted: %v, want a refusal naming the deletion", err)
 	}
 }
+
+func TestGarmdRefusesAnUnfencedVersionsBucketPrintingTheFix(t *testing.T) {
+	keys := newSigningKeys(t)
+	owner := newSigner(t, signature.AlgEdDSA)
+	keys.publishKeys(groupOf{owner, ""})
+	data := must(t, fixtureCatalogue)
+	s := startStack(t, withSignedFileCatalogue(t, keys, data, sign(t, data, 1, owner)))
+	nc, err := nats.Connect(s.bus.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	// As `nats kv add` makes it: unfenced.
+	if err := js.DeleteKeyValue(ctx, versions.Bucket); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateKeyValue(ctx, versions.BucketConfig(1)); err != nil {
+		t.Fatal(err)
+	}
+	err = newDaemonLike(t, s, func(*garmd.Config) {})
+	if err == nil || !strings.Contains(err.Error(), versions.FenceCommand()) {
+		t.Fatalf("garmd on an unfenced versions bucket: %v, want a refusal printing %q", err, versions.FenceCommand())
+	}
+	// Without --catalogue-keys the bucket is not looked at.
+	if err := newDaemonLike(t, s, func(c *garmd.Config) {
+		c.Catalogue, c.CatalogueKeys = writeTemp(t, data), ""
+	}); err != nil {
+		t.Fatalf("an unsigned garmd beside an unfenced versions bucket: %v", err)
+	}
+}
