@@ -13,17 +13,26 @@ import (
 	garmd "github.com/garm-dev/garm/daemon"
 )
 
-// refusedWith waits for the n-th refusal and checks it names check (or one
-// of several, "a|b") and digest, with the serving generation unchanged.
-func refusedWith(t *testing.T, s *stack, n int, check, refused, serving string) {
+// refusedWith waits for a refusal of the artifact refused naming check (or
+// one of several, "a|b") and checks that it names serving as what stays,
+// and that serving still answers.
+func refusedWith(t *testing.T, s *stack, check, refused, serving string) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("refusal %d (%s)", n, check), func() bool { return len(s.refusals()) >= n })
-	got := s.refusals()[n-1]
-	if !strings.Contains("|"+check+"|", fmt.Sprintf("|%v|", got["check"])) || (refused != "" && got["refused_digest"] != refused) || got["serving_digest"] != serving {
-		t.Errorf("refusal %d: check %v, refused %v, serving %v; want %s, %s, %s", n, got["check"], got["refused_digest"], got["serving_digest"], check, refused, serving)
+	var got map[string]any
+	eventually(t, fmt.Sprintf("the refusal of %s (%s)", refused, check), func() bool {
+		for _, r := range s.refusals() {
+			if r["refused_digest"] == refused && strings.Contains("|"+check+"|", fmt.Sprintf("|%v|", r["check"])) {
+				got = r
+				return true
+			}
+		}
+		return false
+	})
+	if got["serving_digest"] != serving {
+		t.Errorf("the refusal of %s names %v serving, want %s", refused, got["serving_digest"], serving)
 	}
 	if d := s.servingDigest(); d != serving {
-		t.Errorf("after refusal %d (%s) %s answers, want %s", n, check, d, serving)
+		t.Errorf("after the refusal of %s (%s) %s answers, want %s", refused, check, d, serving)
 	}
 }
 
@@ -87,14 +96,16 @@ func TestEachHostileCatalogueOverS3IsRefusedAndThePreviousGenerationServes(t *te
 		{"signed for another catalogue", next(11), otherName, "other_catalogue"},
 		{"an artifact without its envelope", next(10), nil, "unsigned"},
 	}
-	for i, c := range cases {
+	hostile := map[string]bool{}
+	for _, c := range cases {
 		if c.env == nil {
 			store.deleteEnvelope()
 			store.publish(c.data)
 		} else {
 			store.publishPair(c.data, c.env)
 		}
-		refusedWith(t, s, i+1, c.check, artifact.Digest(c.data), serving)
+		hostile[artifact.Digest(c.data)] = true
+		refusedWith(t, s, c.check, artifact.Digest(c.data), serving)
 		if t.Failed() {
 			t.Fatalf("at %q:\n%s", c.name, s.logs)
 		}
@@ -103,8 +114,13 @@ func TestEachHostileCatalogueOverS3IsRefusedAndThePreviousGenerationServes(t *te
 	v3 := variant(t, base, "v3")
 	good := store.publishPair(v3, sign(t, v3, 3, owner, security))
 	eventually(t, "v3 served", func() bool { return s.servingDigest() == good })
-	if n := len(s.refusals()); n != len(cases) {
-		t.Errorf("%d refusals, want one per hostile catalogue (%d):\n%s", n, len(cases), s.logs)
+	// A poll between a case's two writes may see its artifact beside the
+	// previous case's envelope, itself hostile, and refuse that pair too;
+	// nothing but the hostile artifacts is ever refused.
+	for _, r := range s.refusals() {
+		if !hostile[fmt.Sprint(r["refused_digest"])] {
+			t.Errorf("a refusal of something not published as hostile: %v", r)
+		}
 	}
 }
 
@@ -171,7 +187,7 @@ func TestRotatingKeysOverS3AcceptsTheNewKeyAndThenRefusesTheOld(t *testing.T) {
 	keys.publishKeys(groupOf{fresh, ""})
 	v3 := variant(t, base, "v3")
 	store.publishPair(v3, sign(t, v3, 3, old))
-	refusedWith(t, s, 1, "unknown_key", artifact.Digest(v3), artifact.Digest(v2))
+	refusedWith(t, s, "unknown_key", artifact.Digest(v3), artifact.Digest(v2))
 
 	// A key set of token keys is no catalogue key set: nothing is judged,
 	// and what serves stays.

@@ -68,7 +68,7 @@ func TestTheAllowedRollbackOverS3IsMadeOnceAndAReplayAfterItIsRefused(t *testing
 		eventually(t, "version served", func() bool { return s.servingDigest() == digest })
 	}
 	store.publishPair(v1, sign(t, v1, 1, owner))
-	refusedWith(t, s, 1, "rollback", artifact.Digest(v1), artifact.Digest(v3))
+	refusedWith(t, s, "rollback", artifact.Digest(v1), artifact.Digest(v3))
 	if !strings.Contains(s.logs.String(), "the one rollback --catalogue-allow-rollback-to allows was made") {
 		t.Errorf("the refusal does not say the rollback was made:\n%s", s.logs)
 	}
@@ -120,7 +120,7 @@ func TestTwoReplicasAgreeOnTheHighestVersionServed(t *testing.T) {
 	eventually(t, "both replicas serving v2", func() bool { return servedBy(s.url) == d2 && servedBy(other) == d2 })
 	// A replay of v1 is refused by both.
 	store.publishPair(v1, sign(t, v1, 1, owner))
-	refusedWith(t, s, 1, "rollback", artifact.Digest(v1), d2)
+	refusedWith(t, s, "rollback", artifact.Digest(v1), d2)
 	eventually(t, "the other replica's refusal", func() bool { return strings.Contains(otherLogs.String(), `"check":"rollback"`) })
 	if servedBy(other) != d2 {
 		t.Error("the other replica does not serve v2 after the replay")
