@@ -30,8 +30,8 @@ type CatalogueSigning struct {
 	// have signed (--catalogue-min-signers-group owners=1,security=1).
 	CatalogueMinPerGroup GroupMinimums
 	// CatalogueAllowRollbackTo allows serving, once, this version lower
-	// than the highest served (--catalogue-allow-rollback-to); 0 allows
-	// none.
+	// than the highest served (--catalogue-allow-rollback-to); the bus
+	// records the rollback as made. 0 allows none.
 	CatalogueAllowRollbackTo uint64
 }
 

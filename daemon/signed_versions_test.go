@@ -48,6 +48,10 @@ func TestARestartRemembersTheHighestVersionAndARollbackIsAllowedOnlyByItsVersion
 	if err := restart(v1, 1, 0); err == nil {
 		t.Fatal("a restart on version 1 after 2 was served again started")
 	}
+	// The flag left in place does not allow the same rollback twice.
+	if err := restart(v1, 1, 1); err == nil || !strings.Contains(err.Error(), "the one rollback to version 1 was made") {
+		t.Fatalf("a second rollback to version 1: %v, want it refused as made", err)
+	}
 }
 
 func TestTheAllowedRollbackOverS3IsMadeOnceAndAReplayAfterItIsRefused(t *testing.T) {
@@ -69,7 +73,7 @@ func TestTheAllowedRollbackOverS3IsMadeOnceAndAReplayAfterItIsRefused(t *testing
 	}
 	store.publishPair(v1, sign(t, v1, 1, owner))
 	refusedWith(t, s, "rollback", artifact.Digest(v1), artifact.Digest(v3))
-	if !strings.Contains(s.logs.String(), "the one rollback --catalogue-allow-rollback-to allows was made") {
+	if !strings.Contains(s.logs.String(), "the one rollback to version 1 was made") {
 		t.Errorf("the refusal does not say the rollback was made:\n%s", s.logs)
 	}
 }

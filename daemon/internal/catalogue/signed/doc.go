@@ -14,9 +14,10 @@
 // never recorded or a higher version is recorded; the recorded version over
 // the recorded bytes is served without a write (a restart); the recorded
 // version over other bytes, and any lower version, is refused — unless it
-// is exactly the version --catalogue-allow-rollback-to names, which is
-// allowed once per process and recorded with the version it lowered the
-// record from. The statement must name the catalogue configured
+// is exactly the version --catalogue-allow-rollback-to names and that
+// rollback is not recorded as made, which is then recorded (with the
+// version it lowered the record from), so it is made once however long the
+// flag stays set. The statement must name the catalogue configured
 // (--catalogue-name) or, without one, the catalogue serving.
 //
 // What it refuses is a *Refusal naming the check (signature.Reason's

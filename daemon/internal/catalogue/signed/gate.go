@@ -134,13 +134,13 @@ func (g *Gate) Commit(ctx context.Context, pair *signature.Pair, serving *catalo
 // higher version, is written; the recorded version over the recorded bytes
 // is served without a write; the recorded version over other bytes is
 // refused; a lower version is refused unless it is exactly the one
-// rollback allowed and not yet made, which is written with the version it
-// lowered the record from. rolledBack, when not nil, is set when the
-// answer is that rollback.
+// rollback allowed, not yet made by this process nor recorded as made,
+// which is written with the version it lowered the record from.
+// rolledBack, when not nil, is set when the answer is that rollback.
 func (g *Gate) decide(pair *signature.Pair, rolledBack *bool) versions.Decide {
 	st := pair.Verified.Statement
 	return func(current versions.Record, found bool) (versions.Record, bool, error) {
-		next := versions.Record{Version: st.Version, Digest: pair.ArtifactDigest, Signers: pair.Verified.SignerKeyIDs()}
+		next := versions.Record{Version: st.Version, Digest: pair.ArtifactDigest, Signers: pair.Verified.SignerKeyIDs(), RolledBackTo: current.RolledBackTo}
 		switch {
 		case !found || st.Version > current.Version:
 			return next, true, nil
@@ -149,18 +149,19 @@ func (g *Gate) decide(pair *signature.Pair, rolledBack *bool) versions.Decide {
 		case st.Version == current.Version:
 			return current, false, &Refusal{Check: CheckVersionReused, Digest: pair.ArtifactDigest, Err: fmt.Errorf(
 				"catalogue %s version %d was already served as %s; a new catalogue is signed with a higher version", st.Catalogue, st.Version, current.Digest)}
-		case st.Version == g.cfg.RollbackTo && !g.rolledBack.Load():
-			next.RolledBackFrom = current.Version
+		case st.Version == g.cfg.RollbackTo && !g.rolledBack.Load() && current.RolledBackTo != st.Version:
+			next.RolledBackFrom, next.RolledBackTo = current.Version, st.Version
 			if rolledBack != nil {
 				*rolledBack = true
 			}
 			return next, true, nil
 		}
-		hint := ""
-		if g.cfg.RollbackTo == 0 || g.cfg.RollbackTo != st.Version {
+		var hint string
+		switch {
+		case g.cfg.RollbackTo != st.Version:
 			hint = fmt.Sprintf("; --catalogue-allow-rollback-to %d allows going back to it once", st.Version)
-		} else {
-			hint = "; the one rollback --catalogue-allow-rollback-to allows was made"
+		default:
+			hint = fmt.Sprintf("; the one rollback to version %d was made, so sign it again with a version above %d to serve it", st.Version, current.Version)
 		}
 		return current, false, &Refusal{Check: CheckRollback, Digest: pair.ArtifactDigest, Err: fmt.Errorf(
 			"catalogue %s version %d is older than version %d, the highest served (%s)%s", st.Catalogue, st.Version, current.Version, current.Digest, hint)}

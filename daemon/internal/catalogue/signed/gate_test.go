@@ -163,8 +163,19 @@ func TestTheVersionRule(t *testing.T) {
 			t.Fatalf("step %d (%s version %d): %v, want %s", i, step.data, step.version, err, step.check)
 		}
 	}
-	if rec, _, _, _ := store.Highest(ctx, "bank"); rec.Version != 3 {
-		t.Fatalf("the record ends at %d, want 3", rec.Version)
+	if rec, _, _, _ := store.Highest(ctx, "bank"); rec.Version != 3 || rec.RolledBackTo != 2 {
+		t.Fatalf("the record ends at %+v, want version 3 remembering the rollback to 2", rec)
+	}
+	// A restarted garmd given the same flag: the rollback was made.
+	again := signed.New(signed.Config{Keys: signed.NewKeys(path, nil), RollbackTo: 2})
+	again.UseVersions(store)
+	pair, err := readPair(t, again, ctx, []byte("v2"), 2, "bank", owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refusal *signed.Refusal
+	if _, err := again.Commit(ctx, pair, nil); !errors.As(err, &refusal) || refusal.Check != signed.CheckRollback {
+		t.Fatalf("the same rollback after a restart: %v, want %s", err, signed.CheckRollback)
 	}
 }
 

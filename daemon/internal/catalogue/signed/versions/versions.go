@@ -35,8 +35,12 @@ type Record struct {
 	Signers []string  `json:"signers,omitempty"`
 	At      time.Time `json:"at"`
 	// RolledBackFrom is the version an explicit rollback lowered the
-	// record from; 0 when the record was only ever raised.
+	// record from; 0 when this write was no rollback.
 	RolledBackFrom uint64 `json:"rolled_back_from,omitempty"`
+	// RolledBackTo is the version the last explicit rollback went back
+	// to, carried by every later write: that rollback is made once, however
+	// often a flag naming it is given again.
+	RolledBackTo uint64 `json:"rolled_back_to,omitempty"`
 }
 
 // Key is the bucket key of a catalogue name: a digest of the name, so any
