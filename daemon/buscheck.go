@@ -4,6 +4,7 @@ import (
 	"context"
 
 	auditjs "github.com/garm-dev/garm/daemon/internal/audit/jetstream"
+	"github.com/garm-dev/garm/daemon/internal/catalogue/signed/versions"
 	"github.com/garm-dev/garm/daemon/internal/chain/limit"
 	limitjs "github.com/garm-dev/garm/daemon/internal/chain/limit/jetstream"
 	"github.com/garm-dev/garm/daemon/internal/chain/notify"
@@ -15,16 +16,19 @@ import (
 
 // CheckBus runs, on each stream and bucket garmd writes, the check garmd
 // runs on it at start (--ledger-stream, --audit-stream-retention 0, --notify,
-// --grant-issuer), and returns each one's verdict by name: nil when garmd
+// --grant-issuer, --catalogue-keys), and returns each one's verdict by name: nil when garmd
 // would accept it. `garm bus init` confirms with it what it created.
 func CheckBus(ctx context.Context, js jetstream.JetStream) map[string]error {
 	_, grants := replayjs.CheckBucket(ctx, js)
+	_, catalogueVersions := versions.Open(ctx, js)
 	return map[string]error{
 		wire.LedgerStream:      ledgerjs.CheckStream(ctx, js),
 		wire.AuditStream:       auditjs.CheckStream(ctx, js, 0),
 		wire.NotifyStream:      notify.CheckStream(ctx, js),
 		wire.GrantsSpentBucket: grants,
 		LimitStreams:           limitjs.Check(ctx, js),
+		// --catalogue-keys
+		wire.CatalogueVersionsBucket: catalogueVersions,
 	}
 }
 

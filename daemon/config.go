@@ -28,6 +28,9 @@ type Config struct {
 	// new artifact (--catalogue-poll); 0 reads it once at start. Ignored
 	// for a file.
 	CataloguePoll time.Duration
+	// The catalogue's signatures (issue 36; config_signed.go): none of
+	// them is checked unless CatalogueKeys is set.
+	CatalogueSigning
 	// NATS is the bus's URL (--nats), or a seed list: a cluster's server
 	// URLs separated by commas, of which any one answering is enough to
 	// start. It carries no credentials: those come from the files below.
@@ -225,6 +228,7 @@ func (c Config) Validate() error {
 	if c.CataloguePoll < 0 {
 		add("--catalogue-poll %s is negative (0 reads an s3:// catalogue once, at start)", c.CataloguePoll)
 	}
+	problems = append(problems, c.signingProblems()...)
 	problems = append(problems, c.busProblems()...)
 	problems = append(problems, c.listenerTLSProblems()...)
 	if err := checkAddr(c.Listen); err != nil {

@@ -15,5 +15,8 @@
 //
 // There is no anonymous mode and no insecure switch: a caller without a
 // verifiable token learns nothing, and a catalogue declaring something this
-// build cannot enforce does not mount.
+// build cannot enforce does not mount. With --catalogue-keys, a catalogue
+// also serves only when the right keys signed it and its version is not
+// below the highest the deployment served (signed.go, reload_signed.go,
+// decisions 0135 and 0136); without it, no signature is read.
 package garmd

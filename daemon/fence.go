@@ -3,6 +3,7 @@ package garmd
 import (
 	"context"
 
+	"github.com/garm-dev/garm/daemon/internal/catalogue/signed/versions"
 	replayjs "github.com/garm-dev/garm/daemon/internal/replay/jetstream"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats.go/jetstream"
@@ -21,3 +22,12 @@ func FenceGrantsBucket(ctx context.Context, js jetstream.JetStream) error {
 // FenceGrantsBucketCommand is the nats CLI command that fences the
 // spent-grants bucket.
 func FenceGrantsBucketCommand() string { return replayjs.FenceCommand(wire.GrantsSpentBucket) }
+
+// EnsureCatalogueVersionsBucket creates the catalogue versions bucket
+// (wire.CatalogueVersionsBucket) when it is missing, with the given number
+// of replicas, and fences it: garm bus init, the dev plane and tests call
+// it; garmd --catalogue-keys only checks it.
+func EnsureCatalogueVersionsBucket(ctx context.Context, js jetstream.JetStream, replicas int) error {
+	_, err := versions.Ensure(ctx, js, replicas)
+	return err
+}

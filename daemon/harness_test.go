@@ -103,6 +103,9 @@ func createStreams(t testing.TB, url string) {
 		t.Fatal(err)
 	}
 	createGovernanceStreams(t, js)
+	if err := garmd.EnsureCatalogueVersionsBucket(ctx, js, 1); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // logBuffer collects garmd's JSON log lines.

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
+	"github.com/garm-dev/garm/catalogue-builder/signature"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
+	"github.com/garm-dev/garm/daemon/internal/catalogue/signed"
 	"github.com/garm-dev/garm/daemon/internal/catalogue/source"
 	"github.com/garm-dev/garm/daemon/internal/metrics"
 	"github.com/garm-dev/garm/runtime/wire"
@@ -106,6 +108,14 @@ type reloader struct {
 	polled time.Time
 	// ops counts each reload's result; nil counts nothing.
 	ops *metrics.Operations
+
+	// With --catalogue-keys (reload_signed.go): gate checks each pair,
+	// pair is the artifact and its envelope, and etag and refused.etag are
+	// the pair's state (pairState); transit tells a publication caught
+	// between its writes from a pair that stays broken.
+	gate    *signed.Gate
+	pair    pairSources
+	transit signature.Transit
 }
 
 // refusal is an artifact that did not load or mount, remembered so that it
@@ -158,6 +168,10 @@ func (r *reloader) run(ctx context.Context) {
 // poll asks the store once whether the artifact changed, and acts on it.
 func (r *reloader) poll(ctx context.Context) {
 	r.polled = r.now()
+	if r.gate != nil {
+		r.pollSigned(ctx)
+		return
+	}
 	headCtx, cancel := context.WithTimeout(ctx, headTimeout)
 	etag, err := r.src.Head(headCtx)
 	cancel()
@@ -212,11 +226,19 @@ func (r *reloader) consider(data []byte, etag string) {
 		r.refuse(etag, digest, fmt.Errorf("it does not mount: %w", err))
 		return
 	}
+	r.swap(serving, gen, etag)
+}
+
+// swap serves gen in place of serving, whose state was etag.
+func (r *reloader) swap(serving, gen *catalogue.Generation, etag string) {
 	r.serving.Store(gen)
 	r.etag, r.refused = etag, nil
 	r.count(metrics.ReloadSwapped)
-	r.logger.Info("garmd: catalogue reloaded", "source", r.src.String(),
-		"old_digest", serving.Digest, "new_digest", gen.Digest, "producer", gen.Producer, "tools", len(gen.Tools))
+	attrs := []any{"source", r.src.String(), "old_digest", serving.Digest, "new_digest", gen.Digest, "producer", gen.Producer, "tools", len(gen.Tools)}
+	if s := gen.Signed; s != nil {
+		attrs = append(attrs, "catalogue", s.Catalogue, "version", s.Version, "signers", signers(s))
+	}
+	r.logger.Info("garmd: catalogue reloaded", attrs...)
 	for _, f := range r.onSwap {
 		f(gen)
 	}
@@ -247,8 +269,11 @@ func (r *reloader) restate() {
 	if refused == "" {
 		refused = "(not computed)"
 	}
-	r.logger.Error("garmd: catalogue refused; the serving generation stays", "source", r.src.String(),
-		"serving_digest", r.serving.Load().Digest, "refused_digest", refused, "etag", f.etag, "reason", f.reason.Error())
+	attrs := []any{"source", r.src.String(), "serving_digest", r.serving.Load().Digest, "refused_digest", refused, "etag", f.etag}
+	if ref := (*signed.Refusal)(nil); errors.As(f.reason, &ref) {
+		attrs = append(attrs, "check", ref.Check)
+	}
+	r.logger.Error("garmd: catalogue refused; the serving generation stays", append(attrs, "reason", f.reason.Error())...)
 }
 
 // unreachable warns that the store did not answer, at most once per poll
@@ -284,6 +309,12 @@ func (d *Daemon) openReloader(ctx context.Context, etag string) error {
 	}
 	r := newReloader(src, d.serving, etag, catalogue.Options{MaxTools: d.cfg.MaxTools}, d.opt.steps, d.cfg.CataloguePoll, d.logger)
 	r.ops = &d.ops
+	if d.gate != nil {
+		if r.pair, err = openPair(ctx, d.cfg.Catalogue); err != nil {
+			return err
+		}
+		r.gate = d.gate
+	}
 	if d.hints, err = d.nc.Subscribe(wire.CataloguePublishedSubject, func(*nats.Msg) { r.hint() }); err != nil {
 		return fmt.Errorf("subscribing to %s: %w", wire.CataloguePublishedSubject, err)
 	}

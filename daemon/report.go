@@ -41,8 +41,11 @@ type Report struct {
 	Issuers         []issuerReport
 	Ledger          string
 	Refresh         string
-	Steps           []string
-	Refuses         []string
+	// Signing says whose signatures the catalogue must carry, and what
+	// signed the one serving; "off" without --catalogue-keys.
+	Signing string
+	Steps   []string
+	Refuses []string
 	// GC is the garbage collector's target, when garmd set one.
 	GC *gctarget.Decision
 }
@@ -152,6 +155,7 @@ func newReport(ctx context.Context, d *Daemon, gen *catalogue.Generation, heap u
 		BusTLS:  busTLS(d.nc),
 		Ledger:  "log lines (garm.ledger) on garmd's log",
 		Refresh: refreshes(d.cfg),
+		Signing: signingReport(d.cfg, gen),
 		GC:      d.gc,
 	}
 	r.Steps, r.Refuses = stepsReport(d.opt.steps, d.cfg.GrantIssuer)
@@ -184,6 +188,7 @@ func (r *Report) log(l *slog.Logger) {
 		"schema_version", c.SchemaVersion, "compartments", c.Compartments, "tool_sets", c.ToolSets,
 		"attributes", c.Attributes, "tools_with_rules", c.RuleTools, "instance_rules", c.Rules,
 		"artifact_bytes", c.Size, "heap_bytes", c.HeapBytes, "tools", len(r.Tools), "refresh", r.Refresh)
+	l.Info("garmd: catalogue signatures", "signing", r.Signing)
 	for _, t := range r.Tools {
 		l.Info("garmd: tool", "fqn", t.FQN, "verb", t.Verb)
 	}

@@ -11,8 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/garm-dev/garm/catalogue-builder/signature"
 	"github.com/garm-dev/garm/daemon/internal/admin"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
+	"github.com/garm-dev/garm/daemon/internal/catalogue/signed"
 	"github.com/garm-dev/garm/daemon/internal/chain"
 	"github.com/garm-dev/garm/daemon/internal/chain/authn"
 	"github.com/garm-dev/garm/daemon/internal/chain/dispatch"
@@ -76,6 +78,9 @@ type Daemon struct {
 	toolPlane *toolplane.Plane
 	adminH    http.Handler
 	stopping  atomic.Bool
+	// gate checks the catalogue's signatures and versions; nil without
+	// --catalogue-keys.
+	gate *signed.Gate
 	// reload keeps an s3:// catalogue current; nil for a file, or when
 	// --catalogue-poll is 0. hints is its subscription to announcements.
 	reload *reloader
@@ -141,7 +146,17 @@ func (d *Daemon) open(ctx context.Context) error {
 		return fmt.Errorf("--hash-key-file: %w", err)
 	}
 	before := heapInUse()
-	gen, etag, err := readCatalogue(ctx, cfg.Catalogue, catalogue.Options{MaxTools: cfg.MaxTools})
+	var (
+		gen  *catalogue.Generation
+		etag string
+		pair *signature.Pair
+	)
+	if cfg.Signing() {
+		d.gate = newGate(cfg)
+		gen, pair, etag, err = readSignedCatalogue(ctx, cfg.Catalogue, catalogue.Options{MaxTools: cfg.MaxTools}, d.gate)
+	} else {
+		gen, etag, err = readCatalogue(ctx, cfg.Catalogue, catalogue.Options{MaxTools: cfg.MaxTools})
+	}
 	if err != nil {
 		return fmt.Errorf("catalogue %s: %w", cfg.Catalogue, err)
 	}
@@ -161,8 +176,21 @@ func (d *Daemon) open(ctx context.Context) error {
 	if err := d.checkReplication(ctx); err != nil {
 		return err
 	}
+	if d.gate != nil {
+		if err := d.openVersions(ctx); err != nil {
+			return err
+		}
+		if err := d.judgeFirst(ctx, pair); err != nil {
+			return fmt.Errorf("catalogue %s: %w", cfg.Catalogue, err)
+		}
+	}
 	if err := catalogue.Mount(gen, d.opt.steps); err != nil {
 		return fmt.Errorf("catalogue %s (%s) does not mount: %w", cfg.Catalogue, gen.Digest, err)
+	}
+	if d.gate != nil {
+		if err := d.commitFirst(ctx, pair); err != nil {
+			return fmt.Errorf("catalogue %s: %w", cfg.Catalogue, err)
+		}
 	}
 	d.serving.Store(gen)
 
@@ -246,7 +274,11 @@ func (d *Daemon) open(ctx context.Context) error {
 			return err
 		}
 	}
-	adminH := admin.Handler(admin.Config{Ready: d.ready, Degraded: d.degraded, Metrics: d.metrics.Handler(), Logger: logger})
+	ac := admin.Config{Ready: d.ready, Degraded: d.degraded, Metrics: d.metrics.Handler(), Logger: logger}
+	if d.gate != nil {
+		ac.Detail = d.readyDetail
+	}
+	adminH := admin.Handler(ac)
 	guard := cfg.Guard
 	if guard == nil && cfg.LoopbackHostsOnly {
 		guard = loopback.Guard

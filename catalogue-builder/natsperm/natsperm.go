@@ -140,7 +140,8 @@ type subjectQueue struct{ subject, queue string }
 
 // garmd may call every tool, write its own streams, spend grants with
 // create-only writes and read a spend back, create approval requests and
-// read their decisions (never write one), read its streams' and buckets'
+// read their decisions (never write one), read and raise the highest
+// catalogue version served (never forget it), read its streams' and buckets'
 // configuration, ask running services who they are, and hear catalogue
 // announcements.
 func garmd(byPackage map[string][]toolService) Identity {
@@ -154,7 +155,12 @@ func garmd(byPackage map[string][]toolService) Identity {
 	}
 	spent := kvStream(wire.GrantsSpentBucket)
 	approvals := kvStream(wire.ApprovalsBucket)
+	versions := kvStream(wire.CatalogueVersionsBucket)
 	pub = append(pub,
+		// The highest signed catalogue version served (--catalogue-keys):
+		// garmd reads a record and raises it by compare-and-set.
+		"$KV."+wire.CatalogueVersionsBucket+".catalogue.*",
+		jsAPI("INFO", versions), directGet(versions), jsAPI("MSG.GET", versions),
 		// Approval requests: garmd creates them, their reuse keys, their
 		// callers' counts and their tenants' inbox keys, and reads
 		// decisions, which it never writes.
@@ -183,6 +189,7 @@ func garmd(byPackage map[string][]toolService) Identity {
 		deny = append(deny, forgetting(s)...)
 	}
 	deny = append(deny, forgetting(approvals)...)
+	deny = append(deny, forgetting(versions)...)
 	inbox := InboxPrefix(GarmdUser)
 	return Identity{
 		Name:        GarmdUser,

@@ -102,6 +102,7 @@ func busInit(ctx context.Context, js jetstream.JetStream, o busOptions, w io.Wri
 		{wire.NotifyStream, func() (string, error) { return ensureStream(ctx, js, notifyStreamConfig(o.replicas), checks) }},
 		{wire.GrantsSpentBucket, func() (string, error) { return ensureGrants(ctx, js, o, checks) }},
 		{garmd.LimitStreams, func() (string, error) { return ensureLimits(ctx, js, o.replicas, checks) }},
+		{wire.CatalogueVersionsBucket, func() (string, error) { return ensureCatalogueVersions(ctx, js, o.replicas, checks) }},
 	}
 	if o.approvals {
 		objects = append(objects, object{pending.Bucket, func() (string, error) { return ensureApprovals(ctx, js, o.replicas) }})
@@ -251,6 +252,36 @@ func keeps(ttl time.Duration) string {
 		return "for ever"
 	}
 	return "for " + ttl.String()
+}
+
+// ensureCatalogueVersions creates the catalogue versions bucket fenced, or
+// fences it: its fence (no purge, roll-up or delete) drops nothing.
+func ensureCatalogueVersions(ctx context.Context, js jetstream.JetStream, replicas int, checks func() map[string]error) (string, error) {
+	const bucket = wire.CatalogueVersionsBucket
+	_, err := js.KeyValue(ctx, bucket)
+	created := errors.Is(err, jetstream.ErrBucketNotFound)
+	if err != nil && !created {
+		return "", fmt.Errorf("looking up bucket %s: %w", bucket, err)
+	}
+	before := checks()[bucket]
+	if err := garmd.EnsureCatalogueVersionsBucket(ctx, js, replicas); err != nil {
+		return "", err
+	}
+	if err := checks()[bucket]; err != nil {
+		return "", err
+	}
+	s, err := js.Stream(ctx, "KV_"+bucket)
+	if err != nil {
+		return "", fmt.Errorf("looking up bucket %s: %w", bucket, err)
+	}
+	note := replicasNote(s.CachedInfo().Config, replicas)
+	switch {
+	case created:
+		return fmt.Sprintf("created, fenced (replicas %d)", replicas), nil
+	case before != nil:
+		return "fenced" + note, nil
+	}
+	return "ok" + note, nil
 }
 
 // ensureApprovals creates the approvals bucket fenced, or fences it: its

@@ -238,7 +238,8 @@ func (b *bus) connectFirst(i int, name, seedFile string, extra ...nats.Option) (
 }
 
 // createStreams creates what garmd writes to, as an operator would (design
-// 7.10): the ledger, audit and notify streams and the spent-grant bucket.
+// 7.10): the ledger, audit and notify streams, the spent-grant bucket,
+// the catalogue versions bucket and the approvals bucket.
 // Each is created or brought to this configuration, so a reused --data
 // directory starts the same way a fresh one does.
 // replicas is how many copies JetStream keeps of each: 1 on a single
@@ -292,6 +293,11 @@ func createStreams(ctx context.Context, js jetstream.JetStream, replicas int) er
 	}
 	// The counters garmd --limits counts calls on.
 	if err := garmd.CreateLimitStreams(ctx, js, replicas); err != nil {
+		errs = append(errs, err)
+	}
+	// The highest signed catalogue version served, which garmd
+	// --catalogue-keys reads and raises.
+	if err := garmd.EnsureCatalogueVersionsBucket(ctx, js, replicas); err != nil {
 		errs = append(errs, err)
 	}
 	// The approval requests garmd records and the approvals service decides.

@@ -102,6 +102,7 @@ func (s *Plane) startReplica(ctx context.Context, i int, run *daemonRun) (string
 	indefinite := time.Duration(0)
 	cfg := garmd.DefaultConfig()
 	cfg.Catalogue = s.cataloguePath()
+	cfg.CatalogueKeys = s.signer.keys
 	// The first start names node i alone, since nats.go shuffles a seed
 	// list and the quick-start promises which replica is on which node;
 	// the replica learns the other nodes from the cluster and reconnects

@@ -338,6 +338,7 @@ func (s *Plane) startReplicaProcess(ctx context.Context, i int, run *daemonRun, 
 	args := []string{
 		"serve",
 		"--catalogue", s.cataloguePath(),
+		"--catalogue-keys", s.signer.keys,
 		"--nats", seeds,
 		"--nats-nkey", garmdSeed,
 		"--listen", run.listen,

@@ -15,7 +15,8 @@ import (
 // Reload builds the catalogue again from its manifest and, when it builds
 // (compiles and lints), serves it: the bus admits the identities it
 // implies, garmd restarts on it at the same addresses, and the quick-start
-// is rendered again. When it does not build, the error carries every
+// is rendered again, the catalogue signed with a higher version than the
+// one before. When it does not build, the error carries every
 // diagnostic and the previous catalogue goes on being served. An artifact
 // named as the catalogue is read again.
 func (s *Plane) Reload(ctx context.Context) error {
@@ -36,6 +37,10 @@ func (s *Plane) Reload(ctx context.Context) error {
 		return err
 	}
 	if err := os.Rename(staged, s.cataloguePath()); err != nil {
+		return err
+	}
+	// Each rebuild is signed with a higher version than the last.
+	if err := s.signer.sign(s.cataloguePath(), c.Bytes); err != nil {
 		return err
 	}
 	s.quickStartMu.Lock()

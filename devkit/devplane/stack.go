@@ -50,6 +50,8 @@ type Plane struct {
 	// approvalStateKeyFile protects MCP requestState (garmd's
 	// --approval-state-key-file).
 	approvalStateKeyFile string
+	// signer signs every catalogue served; garmd verifies it.
+	signer *catalogueSigner
 
 	runDir  string // the catalogue and hash key; removed at Close
 	ids     *identities
@@ -129,6 +131,12 @@ func (s *Plane) start(ctx context.Context, o Options) error {
 		return err
 	}
 	if s.catalogue, err = loadCatalogue(ctx, o.Catalogue, s.cataloguePath(), o.ExtraRoots); err != nil {
+		return err
+	}
+	if s.signer, err = newCatalogueSigner(s.runDir); err != nil {
+		return err
+	}
+	if err := s.signer.sign(s.cataloguePath(), s.catalogue.Bytes); err != nil {
 		return err
 	}
 	hashKeyFile, err := writeHashKey(s.runDir)

@@ -34,6 +34,10 @@ const (
 	LimitHourStream        = "GARM_LIMITS_HOUR"
 	LimitDayStream         = "GARM_LIMITS_DAY"
 	LimitConcurrencyStream = "GARM_LIMITS_CONCURRENCY"
+	// CatalogueVersionsBucket is the key-value bucket of the highest signed
+	// catalogue version each catalogue name has served, which every replica
+	// reads and raises so that none serves an older one (decision 0136).
+	CatalogueVersionsBucket = "GARM_CATALOGUE_VERSIONS"
 	// CataloguePublishedSubject is where a newly published catalogue is
 	// announced.
 	CataloguePublishedSubject = "garm.v1.catalogue.published"

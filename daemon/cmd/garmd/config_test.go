@@ -143,3 +143,27 @@ func TestTheEffectiveConfigurationReadsBackAsTheSameConfiguration(t *testing.T) 
 		t.Fatalf("a printed configuration is refused as a file: %d\n%s", code, errOut)
 	}
 }
+
+func TestTheSigningKeysAreConfigFileKeysAsTheTokenKeySetsAre(t *testing.T) {
+	file := writeFile(t, "garmd.yaml", `
+catalogue-keys: https://keys.example/catalogue-jwks.json
+catalogue-min-signers: 2
+catalogue-min-signers-group: owners=1,security=1
+catalogue-allow-rollback-to: 41
+`)
+	_, out, errOut := runGarmd("config", "--config", file)
+	got := lines(out)
+	for key, want := range map[string]string{
+		"catalogue-keys":              "https://keys.example/catalogue-jwks.json",
+		"catalogue-min-signers":       "2",
+		"catalogue-min-signers-group": "owners=1,security=1",
+		"catalogue-allow-rollback-to": "41",
+	} {
+		if strings.Trim(got[key], `'"`) != want {
+			t.Errorf("%s: %q, want %q\n%s\n%s", key, got[key], want, out, errOut)
+		}
+	}
+	if strings.Contains(errOut, "catalogue-") {
+		t.Errorf("the signing keys were refused:\n%s", errOut)
+	}
+}

@@ -37,6 +37,11 @@ type Config struct {
 	// (200): some tools refuse or fall back, and the others serve. Nil
 	// means never degraded.
 	Degraded func() string
+	// Detail is added, on a line of its own, to a ready (or degraded)
+	// answer: what garmd serves, e.g. the signed catalogue's version and
+	// signers. "" or nil adds nothing. Like the reasons, it is served to
+	// anyone who can reach the listener: operator-facing facts only.
+	Detail func() string
 	// Metrics serves /metrics. Nil means /metrics is 404 like any other
 	// path not served.
 	Metrics http.Handler
@@ -46,7 +51,7 @@ type Config struct {
 
 // Handler serves /healthz, /readyz and /metrics, and nothing else.
 func Handler(c Config) http.Handler {
-	h := &handler{ready: c.Ready, degraded: c.Degraded, metrics: c.Metrics, log: c.Logger}
+	h := &handler{ready: c.Ready, degraded: c.Degraded, detail: c.Detail, metrics: c.Metrics, log: c.Logger}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -56,6 +61,7 @@ func Handler(c Config) http.Handler {
 type handler struct {
 	ready    func() error
 	degraded func() string
+	detail   func() string
 	metrics  http.Handler
 	log      *slog.Logger
 
@@ -100,12 +106,12 @@ func (h *handler) serveReadiness(w http.ResponseWriter) {
 	if h.degraded != nil {
 		if why := h.degraded(); why != "" {
 			h.noteChange(DegradedPrefix+why, true)
-			writeText(w, http.StatusOK, DegradedPrefix+why)
+			writeText(w, http.StatusOK, h.withDetail(DegradedPrefix+why))
 			return
 		}
 	}
 	h.noteChange("", true)
-	writeText(w, http.StatusOK, ReadyBody)
+	writeText(w, http.StatusOK, h.withDetail(ReadyBody))
 }
 
 // noteChange logs readiness when it differs from the last probe's, so a
@@ -150,4 +156,15 @@ func writeText(w http.ResponseWriter, status int, body string) {
 	hd.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, body)
+}
+
+// withDetail adds Detail's line to a ready body.
+func (h *handler) withDetail(body string) string {
+	if h.detail == nil {
+		return body
+	}
+	if d := h.detail(); d != "" {
+		return body + "\n" + d
+	}
+	return body
 }

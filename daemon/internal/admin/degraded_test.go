@@ -56,3 +56,24 @@ func TestADegradedGarmdIsStillReadyAndSaysWhatIsDegraded(t *testing.T) {
 		t.Fatalf("%d readiness lines, want 4:\n%s", n, log.String())
 	}
 }
+
+func TestAReadyAnswerCarriesTheDetailLineAndANotReadyOneDoesNot(t *testing.T) {
+	var ready atomic.Bool
+	const detail = "catalogue bank version 7 (sha256:ab) signed by k1 (owners)"
+	url := serve(t, admin.Config{
+		Ready: func() error {
+			if !ready.Load() {
+				return errors.New("no catalogue generation is serving")
+			}
+			return nil
+		},
+		Detail: func() string { return detail },
+	})
+	if got := do(t, http.MethodGet, url+admin.ReadyzPath); got.status != http.StatusServiceUnavailable || strings.Contains(got.body, detail) {
+		t.Fatalf("not ready: %d %q, want 503 without the detail", got.status, got.body)
+	}
+	ready.Store(true)
+	if got := do(t, http.MethodGet, url+admin.ReadyzPath); got.status != http.StatusOK || got.body != admin.ReadyBody+"\n"+detail {
+		t.Fatalf("ready: %d %q, want 200 %q", got.status, got.body, admin.ReadyBody+"\n"+detail)
+	}
+}

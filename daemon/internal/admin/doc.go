@@ -18,7 +18,11 @@
 // operator's deliberate choice: Listen allows it, and IsLoopback tells the
 // caller when to warn about it.
 //
+// A ready answer may carry one more line, the Detail function's: what the
+// serving garmd serves (with --catalogue-keys, the signed catalogue's
+// version and signers), so an operator's probe shows which policy answers.
+//
 // Deliberately not here: which series exist (package metrics), what makes
-// garmd ready (garmd's Ready function), and the order of shutdown (garmd
-// decides when the context given to Serve ends).
+// garmd ready (garmd's Ready function) or what its detail says, and the
+// order of shutdown (garmd decides when the context given to Serve ends).
 package admin

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"buf.build/go/protovalidate"
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
@@ -57,6 +58,10 @@ type Generation struct {
 	// Attributes are the declared principal attributes, by name: the only
 	// ones a token's garm.attrs binds and an instance rule reads.
 	Attributes map[string]*toolv1.Attribute
+	// Signed is what the catalogue's signatures vouch for, set by garmd
+	// before the generation is served when it verifies signatures
+	// (--catalogue-keys); nil when it verifies none.
+	Signed *Signed
 
 	routes    map[string]*call.Tool
 	bits      map[string]call.Compartments
@@ -76,6 +81,28 @@ type Generation struct {
 	rules, servingRules *instance.Rules
 	// limits are the compiled limits, from Mount.
 	limits *limit.Limits
+}
+
+// Signed is what a signed catalogue's verified signatures vouch for
+// (catalogue-builder/signature's statement, less the digest, which is the
+// generation's own).
+type Signed struct {
+	// Catalogue is the name the catalogue was signed under.
+	Catalogue string
+	// Version is its signed version number.
+	Version uint64
+	// SignedAt is when its first signer signed.
+	SignedAt time.Time
+	// Signers are the distinct keys whose signatures verified, sorted by
+	// key id.
+	Signers []Signer
+}
+
+// Signer is one key that signed a catalogue.
+type Signer struct {
+	KeyID string
+	// Group is the key's group in the catalogue key set, or "".
+	Group string
 }
 
 // Load reads and checks an artifact's bytes (artifact.ReadToServe) and

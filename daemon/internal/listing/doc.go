@@ -14,7 +14,9 @@
 // (Rules) by id and description, sorted, so a caller knows the limits
 // before it calls; never their expressions. A tool with limits lists those
 // that apply to the caller (Limits: {id, description, window, limit}; one
-// keyed on the agent only to a delegated caller).
+// keyed on the agent only to a delegated caller). The body names the
+// generation that answered: its catalogue_digest and, when garmd verified the
+// catalogue's signatures (--catalogue-keys), its catalogue_version.
 //
 // Why: the listing is how an agent learns what it may do, so it must say
 // exactly what the chain will accept, no more — a schema that named a field

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -53,6 +54,12 @@ type shapeCache struct {
 func newGenerationCache(g *catalogue.Generation, shapes int) *generationCache {
 	digest, _ := json.Marshal(g.Digest)
 	prefix := append([]byte(`{"catalogue_digest":`), digest...)
+	if g.Signed != nil {
+		// The signed version, so a caller sees which signed policy
+		// answered (issue 36 §2).
+		prefix = append(prefix, `,"catalogue_version":`...)
+		prefix = strconv.AppendUint(prefix, g.Signed.Version, 10)
+	}
 	return &generationCache{
 		g:      g,
 		prefix: append(prefix, `,"tools":[`...),

@@ -15,8 +15,10 @@
 // its instance rules' descriptions and its _meta lists them as {id,
 // description} (listing.Rules), never their expressions, so a model knows
 // the limits before it calls; _meta's dev.garm/limits lists the tool's
-// limits that apply to the caller (listing.Limits). The lifecycle methods
-// (initialize, ping, server/discover) ask the chain to admit the caller,
+// limits that apply to the caller (listing.Limits), and the result's _meta
+// names the generation that listed them (its digest, and its signed version
+// with --catalogue-keys), read off the generation the chain's page carries.
+// The lifecycle methods (initialize, ping, server/discover) ask the chain to admit the caller,
 // then are the official Go SDK's, behind a gate that answers everything
 // the SDK would answer with words of the request, and with the request's
 // own id bytes.

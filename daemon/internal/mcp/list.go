@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
@@ -69,20 +70,30 @@ func (s *Server) listTools(ctx context.Context, w http.ResponseWriter, headers *
 	// Each caller has a list of its own: no one else may be served it
 	// from a cache (the SDK's default scope is public).
 	out = append(out, `,"ttlMs":0,"cacheScope":"private"`...)
-	out = s.appendEra(out, e)
+	out = s.appendListMeta(out, e, gen)
 	out = append(out, "}}"...)
 	rowHeaders(w, resp)
 	writeJSON(w, http.StatusOK, out)
 }
 
-// appendEra adds what a 2026-07-28 result carries and a 2025-11-25 one does
-// not: resultType, and the server's identity in _meta.
-func (s *Server) appendEra(out []byte, e era) []byte {
-	if !e.stateless {
-		return out
+// appendListMeta adds a listing's _meta: the catalogue generation that
+// answered — its digest, and its signed version when garmd verifies
+// signatures (--catalogue-keys) — so a client sees which policy listed its
+// tools; and, in a 2026-07-28 result, resultType and the server's identity.
+func (s *Server) appendListMeta(out []byte, e era, gen *catalogue.Generation) []byte {
+	if e.stateless {
+		out = append(out, `,"resultType":"complete"`...)
 	}
-	out = append(out, `,"resultType":"complete","_meta":{"`+metaServerInfo+`":`...)
-	out = append(out, s.serverInfo...)
+	out = append(out, `,"_meta":{"`+metaCatalogueDigest+`":`...)
+	out = appendString(out, gen.Digest)
+	if gen.Signed != nil {
+		out = append(out, `,"`+metaCatalogueVersion+`":`...)
+		out = strconv.AppendUint(out, gen.Signed.Version, 10)
+	}
+	if e.stateless {
+		out = append(out, `,"`+metaServerInfo+`":`...)
+		out = append(out, s.serverInfo...)
+	}
 	return append(out, '}')
 }
 

@@ -24,11 +24,13 @@ const (
 	metaMethod          = "dev.garm/method"
 	metaEventID         = "dev.garm/event_id"
 	metaCatalogueDigest = "dev.garm/catalogue_digest"
-	metaGrant           = "dev.garm/grant"
-	metaTimeoutMs       = "dev.garm/timeout_ms"
-	metaCorrelationID   = "dev.garm/correlation_id"
-	metaTraceparent     = "traceparent"
-	metaTracestate      = "tracestate"
+	// metaCatalogueVersion is a signed catalogue's version, on a listing.
+	metaCatalogueVersion = "dev.garm/catalogue_version"
+	metaGrant            = "dev.garm/grant"
+	metaTimeoutMs        = "dev.garm/timeout_ms"
+	metaCorrelationID    = "dev.garm/correlation_id"
+	metaTraceparent      = "traceparent"
+	metaTracestate       = "tracestate"
 )
 
 // toolCache keeps, per generation, each tool's MCP entry as JSON cut where

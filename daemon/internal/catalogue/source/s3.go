@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -51,7 +52,7 @@ func openS3(ctx context.Context, bucket, key string, limit int64) (*s3Source, er
 func (s *s3Source) Head(ctx context.Context) (string, error) {
 	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.key)})
 	if err != nil {
-		return "", fmt.Errorf("%s: HEAD: %s%w", s, explain(err), err)
+		return "", fmt.Errorf("%s: HEAD: %s%w", s, explain(err), notExist(err))
 	}
 	etag := unquote(aws.ToString(out.ETag))
 	if etag == "" {
@@ -65,7 +66,7 @@ func (s *s3Source) Head(ctx context.Context) (string, error) {
 func (s *s3Source) Fetch(ctx context.Context) ([]byte, string, error) {
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.key)})
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: GET: %s%w", s, explain(err), err)
+		return nil, "", fmt.Errorf("%s: GET: %s%w", s, explain(err), notExist(err))
 	}
 	defer out.Body.Close()
 	size := aws.ToInt64(out.ContentLength)
@@ -87,6 +88,17 @@ func (s *s3Source) Fetch(ctx context.Context) ([]byte, string, error) {
 
 // unquote strips the quotes S3 puts around an ETag.
 func unquote(etag string) string { return strings.Trim(etag, `"`) }
+
+// notExist adds fs.ErrNotExist to the store's answer that the object does
+// not exist, as a missing file's error carries it, so a caller tells "no
+// such object" from a store it cannot reach the same way for both.
+func notExist(err error) error {
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) && (apiErr.ErrorCode() == "NoSuchKey" || apiErr.ErrorCode() == "NotFound") {
+		return fmt.Errorf("%w (%w)", err, fs.ErrNotExist)
+	}
+	return err
+}
 
 // explain puts the store's most common refusals in plain words before the
 // SDK's own message.

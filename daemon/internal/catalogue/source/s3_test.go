@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +121,22 @@ func TestAMissingObjectAndAStoppedStoreAreErrors(t *testing.T) {
 	}
 	if _, _, err := src.Fetch(ctx); err == nil {
 		t.Error("Fetch against a stopped store is not an error")
+	}
+}
+
+func TestAMissingObjectIsNotExistLikeAMissingFile(t *testing.T) {
+	store(t)
+	ctx := ctxFor(t)
+	for _, location := range []string{"s3://catalogues/absent.binpb", t.TempDir() + "/absent.binpb"} {
+		src, err := Open(ctx, location)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := src.Head(ctx); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: Head: %v, want fs.ErrNotExist", location, err)
+		}
+		if _, _, err := src.Fetch(ctx); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: Fetch: %v, want fs.ErrNotExist", location, err)
+		}
 	}
 }

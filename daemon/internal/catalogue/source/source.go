@@ -15,7 +15,9 @@ type Source interface {
 	// of size and mtime).
 	Head(ctx context.Context) (etag string, err error)
 	// Fetch reads the artifact's bytes (bounded by artifact.MaxSize,
-	// refused beyond it) and the ETag they came with.
+	// refused beyond it) and the ETag they came with. Head and Fetch of an
+	// object or file that does not exist answer an error wrapping
+	// fs.ErrNotExist.
 	Fetch(ctx context.Context) (data []byte, etag string, err error)
 	// String is s3://bucket/key or the file path.
 	String() string
