@@ -16,12 +16,37 @@ import (
 // and tool set they use.
 func WriteLarge(tb testing.TB, dir string, packages, toolsPerPackage int) {
 	tb.Helper()
+	writeLarge(tb, dir, packages, toolsPerPackage, false)
+}
+
+// WriteLargeWithInstanceRules is WriteLarge with two instance rules on
+// every tool (SPEC §4, chain step 4): one reading a principal attribute the
+// taxonomy declares and the request's id, one reading whether the call is
+// delegated and the request's limit. Each is its own CEL program, compiled
+// at mount, so the figures of this contract against WriteLarge's are what
+// instance rules add to a first load and mount.
+func WriteLargeWithInstanceRules(tb testing.TB, dir string, packages, toolsPerPackage int) {
+	tb.Helper()
+	writeLarge(tb, dir, packages, toolsPerPackage, true)
+}
+
+// instanceRules are the rules WriteLargeWithInstanceRules gives each tool.
+const instanceRules = ` instance: {require: [{id: "own_record" description: "A caller without pii-contact reads only the record its token names." expression: "'pii-contact' in principal.compartments || (has(request.id) && request.id == principal.attrs.record_id)"}, {id: "small_delegated_pages" description: "A delegated call reads at most 50 records." expression: "!principal.delegated || (has(request.limit) && request.limit <= 50)"}]}`
+
+func writeLarge(tb testing.TB, dir string, packages, toolsPerPackage int, rules bool) {
+	tb.Helper()
 	taxonomy := `syntax = "proto3";
 package taxonomy.v1;
 import "garm/tool/v1/tool.proto";
 option (garm.tool.v1.compartments) = {declared: [{name: "pii-contact", description: "Contact details."}]};
 option (garm.tool.v1.tool_sets) = {declared: [{name: "support", description: "Support desk."}]};
 `
+	var instance string
+	if rules {
+		taxonomy += `option (garm.tool.v1.attributes) = {declared: [{name: "record_id", description: "The record the caller may read.", type: TYPE_STRING, max_len: 64}]};
+`
+		instance = instanceRules
+	}
 	write(tb, filepath.Join(dir, "taxonomy/v1/taxonomy.proto"), taxonomy)
 	for p := range packages {
 		var b strings.Builder
@@ -29,7 +54,7 @@ option (garm.tool.v1.tool_sets) = {declared: [{name: "support", description: "Su
 		b.WriteString("// Contact is how to reach someone.\nmessage Contact {\n  option (garm.tool.v1.default_field_policy) = {read: CLEARANCE_INTERNAL};\n  // The name.\n  optional string name = 1;\n  // The email.\n  optional string email = 2 [(garm.tool.v1.field_policy) = {read: CLEARANCE_CONFIDENTIAL compartments: [\"pii-contact\"] on_deny: {email_domain: {}}}];\n}\n\n")
 		b.WriteString("// Service holds the tools.\nservice Service {\n")
 		for i := range toolsPerPackage {
-			fmt.Fprintf(&b, "  // Tool%d looks something up.\n  rpc Tool%d(Tool%dRequest) returns (Tool%dResponse) {\n    option (garm.tool.v1.tool) = {name: \"load%d_tool%d\" description: \"Looks up record %d.\" verb: VERB_READ min_clearance: CLEARANCE_INTERNAL sets: [\"support\"]};\n  }\n", i, i, i, i, p, i, i)
+			fmt.Fprintf(&b, "  // Tool%d looks something up.\n  rpc Tool%d(Tool%dRequest) returns (Tool%dResponse) {\n    option (garm.tool.v1.tool) = {name: \"load%d_tool%d\" description: \"Looks up record %d.\" verb: VERB_READ min_clearance: CLEARANCE_INTERNAL sets: [\"support\"]%s};\n  }\n", i, i, i, i, p, i, i, instance)
 		}
 		b.WriteString("}\n\n")
 		for i := range toolsPerPackage {

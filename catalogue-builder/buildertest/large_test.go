@@ -32,3 +32,25 @@ func TestALargeContractBuildsIntoEveryToolItNames(t *testing.T) {
 		t.Fatalf("built tools %q, want %q", got, want)
 	}
 }
+
+func TestEveryToolOfALargeContractWithRulesHasItsTwoInstanceRules(t *testing.T) {
+	dir := t.TempDir()
+	buildertest.WriteLargeWithInstanceRules(t, dir, 2, 3)
+	built, err := builder.FromRoots(context.Background(), dir)
+	if err != nil {
+		t.Fatalf("the contract does not build: %v", err)
+	}
+	tools := built.Artifact.Tools()
+	if len(tools) != 6 {
+		t.Fatalf("built %d tools, want 6", len(tools))
+	}
+	for _, tool := range tools {
+		var ids []string
+		for _, r := range tool.Policy.GetInstance().GetRequire() {
+			ids = append(ids, r.GetId())
+		}
+		if want := []string{"own_record", "small_delegated_pages"}; !slices.Equal(ids, want) {
+			t.Errorf("tool %s has instance rules %q, want %q", tool.Name, ids, want)
+		}
+	}
+}

@@ -13,10 +13,34 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/catalogue/cataloguetest"
 )
 
-// loadSizes are the catalogue sizes the load benchmarks run at: design 9's
-// 10,000 tools, and five times as many, so a run shows whether the load
-// grows in proportion to what is served (compare their µs/tool).
-var loadSizes = []int{10_000, 50_000}
+// loadCases are the catalogues the load benchmarks run on: design 9's
+// 10,000 tools, five times as many, so a run shows whether the load grows
+// in proportion to what is served (compare their µs/tool, B/tool and
+// allocs/tool), and 10,000 tools each with two instance rules
+// (cataloguetest.WriteLargeWithInstanceRules), so a run shows what the
+// rules add. No variant declares limits: garmd does not enforce them yet.
+var loadCases = []loadCase{
+	{name: "tools=10000", tools: 10_000},
+	{name: "tools=50000", tools: 50_000},
+	{name: "tools=10000/instance-rules=2", tools: 10_000, rules: true},
+}
+
+// loadCase is one catalogue the load benchmarks run on.
+type loadCase struct {
+	name  string
+	tools int
+	// rules gives every tool two instance rules.
+	rules bool
+}
+
+// data is the case's catalogue, built once (largeCatalogue).
+func (c loadCase) data(b *testing.B) []byte {
+	b.Helper()
+	if c.rules {
+		return largeCatalogueWithRules(b, c.tools)
+	}
+	return largeCatalogue(b, c.tools)
+}
 
 // toolsPerPackage is how the generated catalogues are cut into packages.
 const toolsPerPackage = 100
@@ -26,7 +50,7 @@ const toolsPerPackage = 100
 // a benchmark in one process.
 var built struct {
 	sync.Mutex
-	bytes map[int][]byte
+	bytes map[string][]byte
 }
 
 // keptCatalogues names the environment variable that names a directory
@@ -41,19 +65,29 @@ const keptCatalogues = "GARM_BENCH_CATALOGUES"
 func largeCatalogue(b *testing.B, tools int) []byte {
 	b.Helper()
 	name := fmt.Sprintf("large-%d-%d.binpb", tools/toolsPerPackage, toolsPerPackage)
-	return keptCatalogue(b, tools, name, func(dir string) {
+	return keptCatalogue(b, name, func(dir string) {
 		cataloguetest.WriteLarge(b, dir, tools/toolsPerPackage, toolsPerPackage)
 	})
 }
 
+// largeCatalogueWithRules is largeCatalogue with two instance rules on
+// every tool (cataloguetest.WriteLargeWithInstanceRules), built once.
+func largeCatalogueWithRules(b *testing.B, tools int) []byte {
+	b.Helper()
+	name := fmt.Sprintf("large-%d-%d-instance-rules.binpb", tools/toolsPerPackage, toolsPerPackage)
+	return keptCatalogue(b, name, func(dir string) {
+		cataloguetest.WriteLargeWithInstanceRules(b, dir, tools/toolsPerPackage, toolsPerPackage)
+	})
+}
+
 // keptCatalogue is the bytes of the catalogue write's sources build to,
-// built once per test binary under key, and kept between runs under name
-// in the directory keptCatalogues names, when it names one.
-func keptCatalogue(b *testing.B, key int, name string, write func(dir string)) []byte {
+// built once per test binary, and kept between runs under name in the
+// directory keptCatalogues names, when it names one.
+func keptCatalogue(b *testing.B, name string, write func(dir string)) []byte {
 	b.Helper()
 	built.Lock()
 	defer built.Unlock()
-	if data, ok := built.bytes[key]; ok {
+	if data, ok := built.bytes[name]; ok {
 		return data
 	}
 	var kept string
@@ -72,9 +106,9 @@ func keptCatalogue(b *testing.B, key int, name string, write func(dir string)) [
 		}
 	}
 	if built.bytes == nil {
-		built.bytes = map[int][]byte{}
+		built.bytes = map[string][]byte{}
 	}
-	built.bytes[key] = data
+	built.bytes[name] = data
 	return data
 }
 
@@ -85,13 +119,13 @@ func keptCatalogue(b *testing.B, key int, name string, write func(dir string)) [
 // GC, with the generation kept alive, minus live bytes before it was
 // loaded), the artifact's size and the time per tool.
 func BenchmarkLoad(b *testing.B) {
-	for _, tools := range loadSizes {
-		b.Run(fmt.Sprintf("tools=%d", tools), func(b *testing.B) {
-			data := largeCatalogue(b, tools)
+	for _, c := range loadCases {
+		b.Run(c.name, func(b *testing.B) {
+			data := c.data(b)
 			held := heldBy(b, data)
 			var g *catalogue.Generation
 			b.ReportAllocs()
-			cpu := startCPU()
+			cpu, mem := startCPU(), startMem()
 			for b.Loop() {
 				var err error
 				if g, err = catalogue.Load(data, catalogue.Options{}); err != nil {
@@ -99,10 +133,11 @@ func BenchmarkLoad(b *testing.B) {
 				}
 			}
 			cpu.report(b)
-			if len(g.Tools) != tools {
-				b.Fatalf("%d tools, want %d", len(g.Tools), tools)
+			mem.report(b, c.tools)
+			if len(g.Tools) != c.tools {
+				b.Fatalf("%d tools, want %d", len(g.Tools), c.tools)
 			}
-			reportPerTool(b, tools)
+			reportPerTool(b, c.tools)
 			b.ReportMetric(float64(held)/(1<<20), "held-MiB")
 			b.ReportMetric(float64(len(data))/(1<<20), "artifact-MiB")
 		})
@@ -113,11 +148,11 @@ func BenchmarkLoad(b *testing.B) {
 // at start or on a reload: load, then mount (the allowlist and the
 // protovalidate validator, compiled eagerly over every input).
 func BenchmarkLoadAndMount(b *testing.B) {
-	for _, tools := range loadSizes {
-		b.Run(fmt.Sprintf("tools=%d", tools), func(b *testing.B) {
-			data := largeCatalogue(b, tools)
+	for _, c := range loadCases {
+		b.Run(c.name, func(b *testing.B) {
+			data := c.data(b)
 			b.ReportAllocs()
-			cpu := startCPU()
+			cpu, mem := startCPU(), startMem()
 			for b.Loop() {
 				g, err := catalogue.Load(data, catalogue.Options{})
 				if err != nil {
@@ -128,7 +163,8 @@ func BenchmarkLoadAndMount(b *testing.B) {
 				}
 			}
 			cpu.report(b)
-			reportPerTool(b, tools)
+			mem.report(b, c.tools)
+			reportPerTool(b, c.tools)
 		})
 	}
 }
@@ -150,11 +186,45 @@ func startCPU() cpuClock {
 // says what it costs on a busy one.
 func (c cpuClock) report(b *testing.B) {
 	b.Helper()
-	end, ok := processCPU()
-	if !c.ok || !ok || b.N == 0 {
+	if !c.ok || b.N == 0 {
 		return
 	}
-	b.ReportMetric(float64(end-c.start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(c.elapsed())/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+}
+
+// memClock counts the bytes and objects a benchmark's loop allocates.
+type memClock struct{ bytes, objects uint64 }
+
+func startMem() memClock {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return memClock{m.TotalAlloc, m.Mallocs}
+}
+
+// report reports the bytes and allocations per tool per iteration since
+// c started: B/op and allocs/op divided by the catalogue's tools, whose
+// ratio between sizes says whether the garbage is linear in the
+// catalogue.
+func (c memClock) report(b *testing.B, tools int) {
+	b.Helper()
+	if b.N == 0 {
+		return
+	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	per := float64(b.N) * float64(tools)
+	b.ReportMetric(float64(m.TotalAlloc-c.bytes)/per, "B/tool")
+	b.ReportMetric(float64(m.Mallocs-c.objects)/per, "allocs/tool")
+}
+
+// elapsed is the process's CPU time since c started; 0 where it cannot
+// be read.
+func (c cpuClock) elapsed() time.Duration {
+	end, ok := processCPU()
+	if !c.ok || !ok {
+		return 0
+	}
+	return end - c.start
 }
 
 // reportPerTool reports the time per tool, whose ratio between sizes says
@@ -200,8 +270,21 @@ func liveHeapAdded(grow func() any) uint64 {
 // generation is loaded for each mount, since a mount keeps its validator.
 // It reports the heap the validator adds to a loaded generation.
 func BenchmarkMountTenThousandTools(b *testing.B) {
-	data := largeCatalogue(b, 10_000)
+	benchmarkMount(b, largeCatalogue(b, 10_000))
+}
+
+// BenchmarkMountTenThousandToolsWithInstanceRules is
+// BenchmarkMountTenThousandTools with two instance rules on every tool,
+// each compiled at mount (instance.Compile): 20,000 CEL programs.
+func BenchmarkMountTenThousandToolsWithInstanceRules(b *testing.B) {
+	benchmarkMount(b, largeCatalogueWithRules(b, 10_000))
+}
+
+// benchmarkMount mounts the catalogue data, loading a fresh generation
+// outside the timer for each mount.
+func benchmarkMount(b *testing.B, data []byte) {
 	held := mountHolds(b, data)
+	var mountCPU time.Duration
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
@@ -210,9 +293,14 @@ func BenchmarkMountTenThousandTools(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
+		cpu := startCPU()
 		if err := catalogue.Mount(g, catalogue.Steps{}); err != nil {
 			b.Fatal(err)
 		}
+		mountCPU += cpu.elapsed()
+	}
+	if b.N > 0 {
+		b.ReportMetric(float64(mountCPU)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 	}
 	b.ReportMetric(float64(held)/(1<<20), "validator-MiB")
 }

@@ -18,7 +18,7 @@ import (
 func changedCatalogue(b *testing.B, tools int) []byte {
 	b.Helper()
 	name := fmt.Sprintf("large-%d-%d-load7-changed.binpb", tools/toolsPerPackage, toolsPerPackage)
-	return keptCatalogue(b, -tools, name, func(dir string) {
+	return keptCatalogue(b, name, func(dir string) {
 		cataloguetest.WriteLarge(b, dir, tools/toolsPerPackage, toolsPerPackage)
 		path := filepath.Join(dir, "load7/v1/load.proto")
 		src, err := os.ReadFile(path)

@@ -18,7 +18,10 @@
 // what it reads, its bound, the compartments it tests membership of, the
 // lists it quantifies with all() and the paths it tests with has(), for the
 // plan and for lint; HoldsForEveryCaller finds a rule that restricts no one
-// who can see the tool.
+// who can see the tool. An Env registers each file's messages with CEL once,
+// however many tools' rules read them, so compiling the rules of a large
+// catalogue grows with its rules, not with its rules times its files' sizes
+// (docs/decisions/0138).
 //
 // The principal is a set of qualified CEL variables (principal.subject,
 // principal.attrs.<name>, ...), never raw claims. Absent is not empty: a

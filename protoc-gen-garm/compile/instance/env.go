@@ -64,7 +64,8 @@ type Target struct {
 }
 
 // Env is the CEL environment of one catalogue's declarations. It is safe for
-// concurrent use; Compile caches one extended environment per Target.
+// concurrent use; Compile caches one extended environment per Target, over
+// one per file of the targets' messages (targetEnv).
 type Env struct {
 	base  *cel.Env
 	attrs map[string]*toolv1.Attribute
@@ -77,11 +78,21 @@ type Env struct {
 
 	mu      sync.Mutex
 	targets map[targetKey]*cel.Env
+	// files are the base environment with the messages of a request's
+	// file and of an answer's file registered, shared by every target
+	// whose messages those files declare.
+	files map[filesKey]*cel.Env
 }
 
 type targetKey struct {
 	phase           planv1.RulePhase
 	request, answer protoreflect.MessageDescriptor
+}
+
+// filesKey is the files whose messages an environment registers: the
+// request's, and the answer's (nil for a require rule).
+type filesKey struct {
+	request, answer protoreflect.FileDescriptor
 }
 
 // NewEnv declares the principal's variables, one per declared attribute, and
@@ -122,7 +133,7 @@ func NewEnv(d Declarations) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("instance rules' environment: %w", err)
 	}
-	return &Env{base: base, attrs: attrs, attrIndex: attrIndex, decl: d, targets: map[targetKey]*cel.Env{}}, nil
+	return &Env{base: base, attrs: attrs, attrIndex: attrIndex, decl: d, targets: map[targetKey]*cel.Env{}, files: map[filesKey]*cel.Env{}}, nil
 }
 
 func attributeType(a *toolv1.Attribute) (*cel.Type, error) {
@@ -154,6 +165,14 @@ func answerVariable(phase planv1.RulePhase) (string, error) {
 
 // targetEnv extends the base environment with request and the answer
 // variable, typed as t's messages.
+//
+// Registering a file's messages with CEL describes every message of the
+// file and of its imports, so it is done once per file (filesEnv), not
+// once per tool: a package of a hundred tools declares them in one file,
+// and the environment of each tool is that file's, plus its variables
+// (extending an environment shares its registry until something is
+// registered). The environment is the same either way: the same
+// variables, over the same registered messages.
 func (e *Env) targetEnv(t Target) (*cel.Env, error) {
 	key := targetKey{t.Phase, t.Request, t.Answer}
 	e.mu.Lock()
@@ -171,20 +190,40 @@ func (e *Env) targetEnv(t Target) (*cel.Env, error) {
 	if (answer == "") != (t.Answer == nil) {
 		return nil, fmt.Errorf("a %s rule needs exactly the answer message its phase reads", phaseWord(t.Phase))
 	}
+	files := filesKey{request: t.Request.ParentFile()}
 	opts := []cel.EnvOption{
-		cel.TypeDescs(t.Request.ParentFile()),
 		cel.Variable("request", cel.ObjectType(string(t.Request.FullName()))),
 	}
 	if answer != "" {
-		opts = append(opts,
-			cel.TypeDescs(t.Answer.ParentFile()),
-			cel.Variable(answer, cel.ObjectType(string(t.Answer.FullName()))))
+		files.answer = t.Answer.ParentFile()
+		opts = append(opts, cel.Variable(answer, cel.ObjectType(string(t.Answer.FullName()))))
+	}
+	filesEnv, err := e.filesEnv(files)
+	if err == nil {
+		var env *cel.Env
+		if env, err = filesEnv.Extend(opts...); err == nil {
+			e.targets[key] = env
+			return env, nil
+		}
+	}
+	return nil, fmt.Errorf("instance rules' environment for %s: %w", t.Request.FullName(), err)
+}
+
+// filesEnv is the base environment with the messages of key's files
+// registered, built once per key; e.mu is held.
+func (e *Env) filesEnv(key filesKey) (*cel.Env, error) {
+	if env, ok := e.files[key]; ok {
+		return env, nil
+	}
+	opts := []cel.EnvOption{cel.TypeDescs(key.request)}
+	if key.answer != nil {
+		opts = append(opts, cel.TypeDescs(key.answer))
 	}
 	env, err := e.base.Extend(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("instance rules' environment for %s: %w", t.Request.FullName(), err)
+		return nil, err
 	}
-	e.targets[key] = env
+	e.files[key] = env
 	return env, nil
 }
 

@@ -67,6 +67,13 @@ func WriteLarge(tb testing.TB, dir string, packages, toolsPerPackage int) {
 	buildertest.WriteLarge(tb, dir, packages, toolsPerPackage)
 }
 
+// WriteLargeWithInstanceRules is WriteLarge with two instance rules on
+// every tool (buildertest.WriteLargeWithInstanceRules).
+func WriteLargeWithInstanceRules(tb testing.TB, dir string, packages, toolsPerPackage int) {
+	tb.Helper()
+	buildertest.WriteLargeWithInstanceRules(tb, dir, packages, toolsPerPackage)
+}
+
 // Fixture is a catalogue built from test protos and loaded once, on first
 // use, as garmd loads one; a failed load is tried again, so every test that
 // needs it fails with the reason.

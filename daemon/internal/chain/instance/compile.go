@@ -2,6 +2,9 @@ package instance
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/garm-dev/garm/daemon/internal/call"
 	planv1 "github.com/garm-dev/garm/gen/garm/plan/v1"
@@ -23,8 +26,10 @@ type Rules struct {
 	// many rules they have.
 	carrying, count int
 	// programs are every program compiled or reused, by what proves one
-	// interchangeable with another, for the next reload to reuse.
+	// interchangeable with another, for the next reload to reuse; mu
+	// guards it and Reused while Compile runs.
 	programs map[programKey]*celrule.Program
+	mu       sync.Mutex
 	// Reused counts the programs taken from the serving generation's.
 	Reused int
 }
@@ -70,6 +75,12 @@ type programKey struct {
 // serving generation's Rules: a program is taken from it, not compiled
 // again, only when the declarations are equal and the key proves it the
 // same (programKey).
+//
+// Tools are compiled beside each other on up to GOMAXPROCS goroutines: a
+// tool's programs depend only on its own descriptors and rules and on the
+// declarations, so the rules and the problems (in tool order) are the
+// ones compiling tool after tool gives. Two tools whose rules share a key
+// share one program, whichever compiled it first.
 func Compile(tools []*call.Tool, attributes []*toolv1.Attribute, compartments int, serving *Rules) (*Rules, []string) {
 	decl := celrule.Declarations{Attributes: attributes, Compartments: compartments}
 	env, err := celrule.NewEnv(decl)
@@ -81,11 +92,12 @@ func Compile(tools []*call.Tool, attributes []*toolv1.Attribute, compartments in
 	if serving != nil && sameDeclarations(serving.decl, decl) {
 		reuse = serving.programs
 	}
-	var problems []string
-	for i, t := range tools {
+	perTool := make([][]string, len(tools))
+	inParallel(len(tools), func(i int) {
+		t := tools[i]
 		inst := t.Policy.GetInstance()
 		if len(inst.GetRequire())+len(inst.GetReveal())+len(inst.GetFilter()) == 0 {
-			continue
+			return
 		}
 		c := compiler{r: r, reuse: reuse, tool: t}
 		rt := &Tool{}
@@ -103,17 +115,38 @@ func Compile(tools []*call.Tool, attributes []*toolv1.Attribute, compartments in
 			rt.Filter = append(rt.Filter, c.filter(f))
 		}
 		if len(c.problems) > 0 {
-			problems = append(problems, c.problems...)
-			continue
+			perTool[i] = c.problems
+			return
 		}
 		r.tools[i] = rt
-		r.carrying++
-		r.count += len(rt.Require) + len(rt.Reveal) + len(rt.Filter)
+	})
+	var problems []string
+	for i, rt := range r.tools {
+		problems = append(problems, perTool[i]...)
+		if rt != nil {
+			r.carrying++
+			r.count += len(rt.Require) + len(rt.Reveal) + len(rt.Filter)
+		}
 	}
 	if len(problems) > 0 {
 		return nil, problems
 	}
 	return r, nil
+}
+
+// inParallel calls f(0) … f(n-1) on up to GOMAXPROCS goroutines and
+// returns when every call has.
+func inParallel(n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // sameDeclarations reports whether two generations declare the same
@@ -201,20 +234,30 @@ func (c *compiler) filter(f *toolv1.RowFilter) Filter {
 // when the key proves it the same.
 func (c *compiler) compile(id string, phase planv1.RulePhase, answer protoreflect.MessageDescriptor, expression string) *celrule.Program {
 	key := programKey{phase: phase, request: c.tool.Input, answer: answer, expression: expression}
-	if p, ok := c.r.programs[key]; ok {
+	r := c.r
+	r.mu.Lock()
+	p, ok := r.programs[key]
+	if !ok {
+		if p, ok = c.reuse[key]; ok {
+			r.programs[key] = p
+			r.Reused++
+		}
+	}
+	r.mu.Unlock()
+	if ok {
 		return p
 	}
-	if p, ok := c.reuse[key]; ok {
-		c.r.programs[key] = p
-		c.r.Reused++
-		return p
-	}
-	p, err := c.r.env.Compile(celrule.Target{Phase: phase, Request: c.tool.Input, Answer: answer}, expression)
+	p, err := r.env.Compile(celrule.Target{Phase: phase, Request: c.tool.Input, Answer: answer}, expression)
 	if err != nil {
 		c.problem(id, "does not compile: %v", err)
 		return nil
 	}
-	c.r.programs[key] = p
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if first, ok := r.programs[key]; ok {
+		return first
+	}
+	r.programs[key] = p
 	return p
 }
 

@@ -5,8 +5,8 @@
 //
 // It owns the compilation of every rule of a catalogue generation at mount
 // (Compile: against that generation's own descriptors and declared
-// attributes, a rule that does not compile refusing the catalogue by tool
-// and rule; a program taken from the serving generation only when its
+// attributes, tools beside each other on every core, a rule that does not
+// compile refusing the catalogue by tool and rule, in tool order; a program taken from the serving generation only when its
 // descriptors are the very objects a reload reused and its expression and
 // the declarations are equal), the principal's view (Rules.View, built once
 // per verified token and cached beside it by authn), and the two checks:
