@@ -50,8 +50,8 @@ func TestBusInitCreatesEveryStreamAndBucketGarmdAcceptsAndASecondRunFindsThemOk(
 	srv := garmtooltest.StartJetStream(t)
 	_, js := garmtooltest.ConnectJetStream(t, srv.URL())
 	code, lines := busInitRun(t, srv.URL(), "--approvals", "--ledger-heads")
-	if code != exitOK || len(lines) != 7 {
-		t.Fatalf("first run: exit %d, %d lines, want 0 and one line for each of 7 objects", code, len(lines))
+	if code != exitOK || len(lines) != 8 {
+		t.Fatalf("first run: exit %d, %d lines, want 0 and one line for each of 8 objects", code, len(lines))
 	}
 	for _, l := range lines {
 		if !strings.Contains(l, "created") {
@@ -60,8 +60,8 @@ func TestBusInitCreatesEveryStreamAndBucketGarmdAcceptsAndASecondRunFindsThemOk(
 	}
 	garmdAccepts(t, js)
 	code, lines = busInitRun(t, srv.URL(), "--approvals", "--ledger-heads")
-	if code != exitOK || len(lines) != 7 {
-		t.Fatalf("second run: exit %d, %d lines, want 0 and 7 lines", code, len(lines))
+	if code != exitOK || len(lines) != 8 {
+		t.Fatalf("second run: exit %d, %d lines, want 0 and 8 lines", code, len(lines))
 	}
 	for _, l := range lines {
 		if f := strings.Fields(l); len(f) < 2 || f[1] != "ok" {
@@ -170,7 +170,7 @@ func TestBusInitAuthenticatesWithTheRecipesUserFile(t *testing.T) {
 	if code, _ := busInitRun(t, s.ClientURL(), "--nats-user-file", bad); code != exitFailed {
 		t.Errorf("a wrong password: exit %d, want %d", code, exitFailed)
 	}
-	if code, lines := busInitRun(t, s.ClientURL(), "--nats-user-file", good); code != exitOK || len(lines) != 5 {
-		t.Errorf("the admin's user file: exit %d, %d lines; want 0 and 5", code, len(lines))
+	if code, lines := busInitRun(t, s.ClientURL(), "--nats-user-file", good); code != exitOK || len(lines) != 6 {
+		t.Errorf("the admin's user file: exit %d, %d lines; want 0 and 6", code, len(lines))
 	}
 }
