@@ -1,6 +1,6 @@
 package garmd
 
-import "runtime/debug"
+import "github.com/garm-dev/garm/internal/buildversion"
 
 // version is the release, set at link time with
 // -ldflags "-X github.com/garm-dev/garm/daemon.version=v1.2.3"; left empty,
@@ -9,12 +9,4 @@ var version string
 
 // Version is garmd's version: the one set at link time, else the module
 // version recorded in the binary, else "dev".
-func Version() string {
-	if version != "" {
-		return version
-	}
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		return info.Main.Version
-	}
-	return "dev"
-}
+func Version() string { return buildversion.Resolve(version) }

@@ -8,8 +8,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
+
+	"github.com/garm-dev/garm/internal/buildversion"
 )
 
 // Exit codes.
@@ -26,15 +27,7 @@ var version string
 
 // Version is garm-catalogue's version: the one set at link time, else the
 // module version recorded in the binary, else "dev".
-func Version() string {
-	if version != "" {
-		return version
-	}
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		return info.Main.Version
-	}
-	return "dev"
-}
+func Version() string { return buildversion.Resolve(version) }
 
 // Producer is what an artifact records as having written it.
 func Producer() string { return "garm-catalogue/" + Version() }
