@@ -95,6 +95,7 @@ garm.tool.v1.ToolPolicy.sets          12
 garm.tool.v1.ToolPolicy.audit         13
 garm.tool.v1.ToolPolicy.audience      14
 garm.tool.v1.ToolPolicy.instance      11
+garm.tool.v1.ToolPolicy.limits        16
 garm.tool.v1.ToolPolicy.Effects.idempotent        1
 garm.tool.v1.ToolPolicy.Effects.reversibility     2
 garm.tool.v1.ToolPolicy.Effects.external          3
@@ -127,6 +128,36 @@ garm.tool.v1.ToolPolicy.Audit.Level.LEVEL_AUDIT       2
 garm.tool.v1.Decl.name        1
 garm.tool.v1.Decl.description 2
 garm.tool.v1.DeclSet.declared 1
+
+# Limits (issue 34): ToolPolicy.limits, the catalogue's effective limits
+garm.tool.v1.Limit.id          1
+garm.tool.v1.Limit.description 2
+garm.tool.v1.Limit.key         3
+garm.tool.v1.Limit.rate        4
+garm.tool.v1.Limit.concurrency 5
+garm.tool.v1.Limit.cost        6
+garm.tool.v1.Limit.soft        7
+garm.tool.v1.Limit.KeyPart.KEY_PART_UNSPECIFIED 0
+garm.tool.v1.Limit.KeyPart.KEY_PART_TENANT      1
+garm.tool.v1.Limit.KeyPart.KEY_PART_SUBJECT     2
+garm.tool.v1.Limit.KeyPart.KEY_PART_AGENT       3
+garm.tool.v1.Limit.KeyPart.KEY_PART_TOOL        4
+garm.tool.v1.Limit.Window.WINDOW_UNSPECIFIED 0
+garm.tool.v1.Limit.Window.WINDOW_SECOND      1
+garm.tool.v1.Limit.Window.WINDOW_MINUTE      2
+garm.tool.v1.Limit.Window.WINDOW_HOUR        3
+garm.tool.v1.Limit.Window.WINDOW_DAY         4
+garm.tool.v1.Limit.Rate.count  1
+garm.tool.v1.Limit.Rate.window 2
+garm.tool.v1.Limit.Concurrency.in_flight 1
+garm.plan.v1.LimitOrigin.LIMIT_ORIGIN_UNSPECIFIED 0
+garm.plan.v1.LimitOrigin.LIMIT_ORIGIN_CONTRACT    1
+garm.plan.v1.LimitOrigin.LIMIT_ORIGIN_TIGHTENED   2
+garm.plan.v1.LimitOrigin.LIMIT_ORIGIN_DEPLOYMENT  3
+garm.plan.v1.LimitPlan.tool     1
+garm.plan.v1.LimitPlan.limit    2
+garm.plan.v1.LimitPlan.origin   3
+garm.plan.v1.LimitPlan.contract 4
 
 # Instance authorization (issue 31): attributes and ToolPolicy.instance
 garm.tool.v1.Attribute.name        1
@@ -304,6 +335,7 @@ garm.catalogue.v1.Catalogue.field_docs                6
 garm.catalogue.v1.Catalogue.descriptor_hashes         7
 garm.catalogue.v1.Catalogue.plans                     8
 garm.catalogue.v1.Catalogue.attributes                9
+garm.catalogue.v1.Catalogue.limits                    10
 garm.catalogue.v1.Provenance.producer 1
 garm.catalogue.v1.Provenance.compiler 2
 garm.catalogue.v1.Provenance.built_at 3
@@ -346,5 +378,7 @@ garm.ledger.v1.Event.rows_filtered          78
 garm.ledger.v1.Event.filters_applied        79
 garm.ledger.v1.Event.audit_only_verdicts    80
 garm.ledger.v1.Event.rule_error_class       81
+garm.ledger.v1.Event.limit_id               82
+garm.ledger.v1.Event.limit_key              83
 garm.ledger.v1.Batch.events 1
 `

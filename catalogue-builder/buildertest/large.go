@@ -20,7 +20,7 @@ func WriteLarge(tb testing.TB, dir string, packages, toolsPerPackage int) {
 }
 
 // WriteLargeWithInstanceRules is WriteLarge with two instance rules on
-// every tool (SPEC §4, chain step 4): one reading a principal attribute the
+// every tool (design 7.16, chain step 4): one reading a principal attribute the
 // taxonomy declares and the request's id, one reading whether the call is
 // delegated and the request's limit. Each is its own CEL program, compiled
 // at mount, so the figures of this contract against WriteLarge's are what
