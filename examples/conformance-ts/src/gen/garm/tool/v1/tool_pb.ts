@@ -21,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file garm/tool/v1/tool.proto.
  */
 export const file_garm_tool_v1_tool: GenFile = /*@__PURE__*/
-  fileDesc("ChdnYXJtL3Rvb2wvdjEvdG9vbC5wcm90bxIMZ2FybS50b29sLnYxItkBCgtGaWVsZFBvbGljeRIlCgRyZWFkGAEgASgOMhcuZ2FybS50b29sLnYxLkNsZWFyYW5jZRImCgV3cml0ZRgCIAEoDjIXLmdhcm0udG9vbC52MS5DbGVhcmFuY2USFAoMY29tcGFydG1lbnRzGAMgAygJEigKB29uX2RlbnkYBCABKAsyFy5nYXJtLnRvb2wudjEuUmVkYWN0aW9uEhUKDWF1ZGl0X29uX3JlYWQYBSABKAgSJAoGc291cmNlGAYgASgOMhQuZ2FybS50b29sLnYxLlNvdXJjZSLYBgoJUmVkYWN0aW9uEiwKBG9taXQYASABKAsyHC5nYXJtLnRvb2wudjEuUmVkYWN0aW9uLk9taXRIABIsCgRtYXNrGAIgASgLMhwuZ2FybS50b29sLnYxLlJlZGFjdGlvbi5NYXNrSAASLAoEaGFzaBgDIAEoCzIcLmdhcm0udG9vbC52MS5SZWRhY3Rpb24uSGFzaEgAEjsKDGVtYWlsX2RvbWFpbhgEIAEoCzIjLmdhcm0udG9vbC52MS5SZWRhY3Rpb24uRW1haWxEb21haW5IABI1CglrZWVwX2xhc3QYBSABKAsyIC5nYXJtLnRvb2wudjEuUmVkYWN0aW9uLktlZXBMYXN0SAASNAoIdHJ1bmNhdGUYBiABKAsyIC5nYXJtLnRvb2wudjEuUmVkYWN0aW9uLlRydW5jYXRlSAASPgoOY2FyZF9iaW5fbGFzdDQYByABKAsyJC5nYXJtLnRvb2wudjEuUmVkYWN0aW9uLkNhcmRCaW5MYXN0NEgAEjUKCWlwX3ByZWZpeBgIIAEoCzIgLmdhcm0udG9vbC52MS5SZWRhY3Rpb24uSXBQcmVmaXhIABI3Cgp1cmxfb3JpZ2luGAkgASgLMiEuZ2FybS50b29sLnYxLlJlZGFjdGlvbi5VcmxPcmlnaW5IABI3CgpkYXRlX2dyYWluGAogASgLMiEuZ2FybS50b29sLnYxLlJlZGFjdGlvbi5EYXRlR3JhaW5IABoGCgRPbWl0GhQKBE1hc2sSDAoEd2l0aBgBIAEoCRofCgRIYXNoEhcKD3Blcl90ZW5hbnRfc2FsdBgBIAEoCBoNCgtFbWFpbERvbWFpbho0CghLZWVwTGFzdBIJCgFuGAEgASgNEg0KBXJ1bmVzGAIgASgIEg4KBnJlYXNvbhgDIAEoCRo0CghUcnVuY2F0ZRIJCgFuGAEgASgNEg0KBXJ1bmVzGAIgASgIEg4KBnJlYXNvbhgDIAEoCRoOCgxDYXJkQmluTGFzdDQaGAoISXBQcmVmaXgSDAoEYml0cxgBIAEoDRoLCglVcmxPcmlnaW4aLwoJRGF0ZUdyYWluEiIKBWdyYWluGAEgASgOMhMuZ2FybS50b29sLnYxLkdyYWluQgYKBGtpbmRKBAgPEBAitAoKClRvb2xQb2xpY3kSDAoEbmFtZRgBIAEoCRINCgV0aXRsZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIgCgR2ZXJiGAQgASgOMhIuZ2FybS50b29sLnYxLlZlcmISLgoNbWluX2NsZWFyYW5jZRgFIAEoDjIXLmdhcm0udG9vbC52MS5DbGVhcmFuY2USFAoMY29tcGFydG1lbnRzGAYgAygJEg8KB2V4Y2x1ZGUYByABKAgSMQoHZWZmZWN0cxgIIAEoCzIgLmdhcm0udG9vbC52MS5Ub29sUG9saWN5LkVmZmVjdHMSMwoIYXBwcm92YWwYCSABKAsyIS5nYXJtLnRvb2wudjEuVG9vbFBvbGljeS5BcHByb3ZhbBIzCghndWlkYW5jZRgKIAEoCzIhLmdhcm0udG9vbC52MS5Ub29sUG9saWN5Lkd1aWRhbmNlEgwKBHNldHMYDCADKAkSLQoFYXVkaXQYDSABKAsyHi5nYXJtLnRvb2wudjEuVG9vbFBvbGljeS5BdWRpdBIuCghpbnN0YW5jZRgLIAEoCzIcLmdhcm0udG9vbC52MS5JbnN0YW5jZVBvbGljeRIoCghhdWRpZW5jZRgOIAMoDjIWLmdhcm0udG9vbC52MS5BdWRpZW5jZRp+CgdFZmZlY3RzEhIKCmlkZW1wb3RlbnQYASABKAgSMgoNcmV2ZXJzaWJpbGl0eRgCIAEoDjIbLmdhcm0udG9vbC52MS5SZXZlcnNpYmlsaXR5EhAKCGV4dGVybmFsGAMgASgIEhkKEWNvbXBlbnNhdGluZ190b29sGAQgASgJGsgCCghBcHByb3ZhbBI0CgRtb2RlGAEgASgOMiYuZ2FybS50b29sLnYxLlRvb2xQb2xpY3kuQXBwcm92YWwuTW9kZRI3ChZhcHByb3Zlcl9taW5fY2xlYXJhbmNlGAIgASgOMhcuZ2FybS50b29sLnYxLkNsZWFyYW5jZRIdChVhcHByb3Zlcl9jb21wYXJ0bWVudHMYAyADKAkSHQoVbWF4X2dyYW50X2FnZV9zZWNvbmRzGAQgASgNEg0KBW5vdGVzGAUgASgJEhcKD21hdGVyaWFsX2ZpZWxkcxgGIAMoCRIZChFkaXN0aW5jdF9hcHByb3ZlchgHIAEoCCJMCgRNb2RlEhQKEE1PREVfVU5TUEVDSUZJRUQQABINCglNT0RFX05PTkUQARIPCgtNT0RFX05PVElGWRACEg4KCk1PREVfR1JBTlQQAxq9AQoIR3VpZGFuY2USEwoLd2hlbl90b191c2UYASABKAkSFwoPd2hlbl9ub3RfdG9fdXNlGAIgASgJEjsKCGV4YW1wbGVzGAMgAygLMikuZ2FybS50b29sLnYxLlRvb2xQb2xpY3kuR3VpZGFuY2UuRXhhbXBsZRIQCghvbl9lcnJvchgEIAEoCRo0CgdFeGFtcGxlEhMKC2Rlc2NyaXB0aW9uGAEgASgJEhQKDHJlcXVlc3RfanNvbhgCIAEoCRq1AQoFQXVkaXQSMwoFbGV2ZWwYASABKA4yJC5nYXJtLnRvb2wudjEuVG9vbFBvbGljeS5BdWRpdC5MZXZlbBITCgtyZXRhaW5fZGF5cxgEIAEoDRITCgtmYWlsX2Nsb3NlZBgFIAEoCCJBCgVMZXZlbBIVChFMRVZFTF9VTlNQRUNJRklFRBAAEhAKDExFVkVMX0xFREdFUhABEg8KC0xFVkVMX0FVRElUEAJKBAgCEANKBAgDEARKBAgPEBAiKQoERGVjbBIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJIi8KB0RlY2xTZXQSJAoIZGVjbGFyZWQYASADKAsyEi5nYXJtLnRvb2wudjEuRGVjbCLgAQoJQXR0cmlidXRlEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSKgoEdHlwZRgDIAEoDjIcLmdhcm0udG9vbC52MS5BdHRyaWJ1dGUuVHlwZRIRCgltYXhfaXRlbXMYBCABKA0SDwoHbWF4X2xlbhgFIAEoDSJgCgRUeXBlEhQKEFRZUEVfVU5TUEVDSUZJRUQQABIPCgtUWVBFX1NUUklORxABEgwKCFRZUEVfSU5UEAISDQoJVFlQRV9CT09MEAMSFAoQVFlQRV9TVFJJTkdfTElTVBAEIjkKDEF0dHJpYnV0ZVNldBIpCghkZWNsYXJlZBgBIAMoCzIXLmdhcm0udG9vbC52MS5BdHRyaWJ1dGUiVwoMSW5zdGFuY2VSdWxlEgoKAmlkGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhIKCmV4cHJlc3Npb24YAyABKAkSEgoKYXVkaXRfb25seRgEIAEoCCJ3CglSb3dGaWx0ZXISCgoCaWQYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSDQoFZmllbGQYAyABKAkSDAoEa2VlcBgEIAEoCRIYChBjbGVhcl9vbl9yZW1vdmFsGAUgAygJEhIKCmF1ZGl0X29ubHkYBiABKAgikgEKDkluc3RhbmNlUG9saWN5EisKB3JlcXVpcmUYASADKAsyGi5nYXJtLnRvb2wudjEuSW5zdGFuY2VSdWxlEioKBnJldmVhbBgCIAMoCzIaLmdhcm0udG9vbC52MS5JbnN0YW5jZVJ1bGUSJwoGZmlsdGVyGAMgAygLMhcuZ2FybS50b29sLnYxLlJvd0ZpbHRlciqKAQoJQ2xlYXJhbmNlEhkKFUNMRUFSQU5DRV9VTlNQRUNJRklFRBAAEhQKEENMRUFSQU5DRV9QVUJMSUMQChIWChJDTEVBUkFOQ0VfSU5URVJOQUwQFBIaChZDTEVBUkFOQ0VfQ09ORklERU5USUFMEB4SGAoUQ0xFQVJBTkNFX1JFU1RSSUNURUQQKCpRCgRWZXJiEhQKEFZFUkJfVU5TUEVDSUZJRUQQABINCglWRVJCX1JFQUQQARIOCgpWRVJCX1dSSVRFEAISFAoQVkVSQl9ERVNUUlVDVElWRRADKn4KDVByaW5jaXBhbEtpbmQSHgoaUFJJTkNJUEFMX0tJTkRfVU5TUEVDSUZJRUQQABIXChNQUklOQ0lQQUxfS0lORF9VU0VSEAESGAoUUFJJTkNJUEFMX0tJTkRfQUdFTlQQAhIaChZQUklOQ0lQQUxfS0lORF9TRVJWSUNFEAMqYgoIQXVkaWVuY2USGAoUQVVESUVOQ0VfVU5TUEVDSUZJRUQQABISCg5BVURJRU5DRV9BR0VOVBABEhMKD0FVRElFTkNFX1BFUlNPThACEhMKD0FVRElFTkNFX1JVTk5FUhADKn0KDVJldmVyc2liaWxpdHkSHQoZUkVWRVJTSUJJTElUWV9VTlNQRUNJRklFRBAAEhYKElJFVkVSU0lCSUxJVFlfTk9ORRABEh0KGVJFVkVSU0lCSUxJVFlfQ09NUEVOU0FCTEUQAhIWChJSRVZFUlNJQklMSVRZX0ZVTEwQAypOCgVHcmFpbhIVChFHUkFJTl9VTlNQRUNJRklFRBAAEg0KCUdSQUlOX0RBWRABEg8KC0dSQUlOX01PTlRIEAISDgoKR1JBSU5fWUVBUhADKjMKBlNvdXJjZRIWChJTT1VSQ0VfVU5TUEVDSUZJRUQQABIRCg1TT1VSQ0VfUlVOTkVSEAE6XQoMZmllbGRfcG9saWN5Eh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjRhgMgASgLMhkuZ2FybS50b29sLnYxLkZpZWxkUG9saWN5UgtmaWVsZFBvbGljeTpOCgR0b29sEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY0oYDIAEoCzIYLmdhcm0udG9vbC52MS5Ub29sUG9saWN5UgR0b29sOm4KFGRlZmF1bHRfZmllbGRfcG9saWN5Eh8uZ29vZ2xlLnByb3RvYnVmLk1lc3NhZ2VPcHRpb25zGNOGAyABKAsyGS5nYXJtLnRvb2wudjEuRmllbGRQb2xpY3lSEmRlZmF1bHRGaWVsZFBvbGljeTpZCgxjb21wYXJ0bWVudHMSHC5nb29nbGUucHJvdG9idWYuRmlsZU9wdGlvbnMY1IYDIAEoCzIVLmdhcm0udG9vbC52MS5EZWNsU2V0Ugxjb21wYXJ0bWVudHM6UgoJdG9vbF9zZXRzEhwuZ29vZ2xlLnByb3RvYnVmLkZpbGVPcHRpb25zGNWGAyABKAsyFS5nYXJtLnRvb2wudjEuRGVjbFNldFIIdG9vbFNldHM6WgoKYXR0cmlidXRlcxIcLmdvb2dsZS5wcm90b2J1Zi5GaWxlT3B0aW9ucxjWhgMgASgLMhouZ2FybS50b29sLnYxLkF0dHJpYnV0ZVNldFIKYXR0cmlidXRlc0IyWjBnaXRodWIuY29tL2dhcm0tZGV2L2dhcm0vZ2VuL2dhcm0vdG9vbC92MTt0b29sdjFiBnByb3RvMw", [file_google_protobuf_descriptor]);
+  fileDesc("ChdnYXJtL3Rvb2wvdjEvdG9vbC5wcm90bxIMZ2FybS50b29sLnYxItkBCgtGaWVsZFBvbGljeRIlCgRyZWFkGAEgASgOMhcuZ2FybS50b29sLnYxLkNsZWFyYW5jZRImCgV3cml0ZRgCIAEoDjIXLmdhcm0udG9vbC52MS5DbGVhcmFuY2USFAoMY29tcGFydG1lbnRzGAMgAygJEigKB29uX2RlbnkYBCABKAsyFy5nYXJtLnRvb2wudjEuUmVkYWN0aW9uEhUKDWF1ZGl0X29uX3JlYWQYBSABKAgSJAoGc291cmNlGAYgASgOMhQuZ2FybS50b29sLnYxLlNvdXJjZSLYBgoJUmVkYWN0aW9uEiwKBG9taXQYASABKAsyHC5nYXJtLnRvb2wudjEuUmVkYWN0aW9uLk9taXRIABIsCgRtYXNrGAIgASgLMhwuZ2FybS50b29sLnYxLlJlZGFjdGlvbi5NYXNrSAASLAoEaGFzaBgDIAEoCzIcLmdhcm0udG9vbC52MS5SZWRhY3Rpb24uSGFzaEgAEjsKDGVtYWlsX2RvbWFpbhgEIAEoCzIjLmdhcm0udG9vbC52MS5SZWRhY3Rpb24uRW1haWxEb21haW5IABI1CglrZWVwX2xhc3QYBSABKAsyIC5nYXJtLnRvb2wudjEuUmVkYWN0aW9uLktlZXBMYXN0SAASNAoIdHJ1bmNhdGUYBiABKAsyIC5nYXJtLnRvb2wudjEuUmVkYWN0aW9uLlRydW5jYXRlSAASPgoOY2FyZF9iaW5fbGFzdDQYByABKAsyJC5nYXJtLnRvb2wudjEuUmVkYWN0aW9uLkNhcmRCaW5MYXN0NEgAEjUKCWlwX3ByZWZpeBgIIAEoCzIgLmdhcm0udG9vbC52MS5SZWRhY3Rpb24uSXBQcmVmaXhIABI3Cgp1cmxfb3JpZ2luGAkgASgLMiEuZ2FybS50b29sLnYxLlJlZGFjdGlvbi5VcmxPcmlnaW5IABI3CgpkYXRlX2dyYWluGAogASgLMiEuZ2FybS50b29sLnYxLlJlZGFjdGlvbi5EYXRlR3JhaW5IABoGCgRPbWl0GhQKBE1hc2sSDAoEd2l0aBgBIAEoCRofCgRIYXNoEhcKD3Blcl90ZW5hbnRfc2FsdBgBIAEoCBoNCgtFbWFpbERvbWFpbho0CghLZWVwTGFzdBIJCgFuGAEgASgNEg0KBXJ1bmVzGAIgASgIEg4KBnJlYXNvbhgDIAEoCRo0CghUcnVuY2F0ZRIJCgFuGAEgASgNEg0KBXJ1bmVzGAIgASgIEg4KBnJlYXNvbhgDIAEoCRoOCgxDYXJkQmluTGFzdDQaGAoISXBQcmVmaXgSDAoEYml0cxgBIAEoDRoLCglVcmxPcmlnaW4aLwoJRGF0ZUdyYWluEiIKBWdyYWluGAEgASgOMhMuZ2FybS50b29sLnYxLkdyYWluQgYKBGtpbmRKBAgPEBAi2QoKClRvb2xQb2xpY3kSDAoEbmFtZRgBIAEoCRINCgV0aXRsZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIgCgR2ZXJiGAQgASgOMhIuZ2FybS50b29sLnYxLlZlcmISLgoNbWluX2NsZWFyYW5jZRgFIAEoDjIXLmdhcm0udG9vbC52MS5DbGVhcmFuY2USFAoMY29tcGFydG1lbnRzGAYgAygJEg8KB2V4Y2x1ZGUYByABKAgSMQoHZWZmZWN0cxgIIAEoCzIgLmdhcm0udG9vbC52MS5Ub29sUG9saWN5LkVmZmVjdHMSMwoIYXBwcm92YWwYCSABKAsyIS5nYXJtLnRvb2wudjEuVG9vbFBvbGljeS5BcHByb3ZhbBIzCghndWlkYW5jZRgKIAEoCzIhLmdhcm0udG9vbC52MS5Ub29sUG9saWN5Lkd1aWRhbmNlEgwKBHNldHMYDCADKAkSLQoFYXVkaXQYDSABKAsyHi5nYXJtLnRvb2wudjEuVG9vbFBvbGljeS5BdWRpdBIuCghpbnN0YW5jZRgLIAEoCzIcLmdhcm0udG9vbC52MS5JbnN0YW5jZVBvbGljeRIoCghhdWRpZW5jZRgOIAMoDjIWLmdhcm0udG9vbC52MS5BdWRpZW5jZRIjCgZsaW1pdHMYECADKAsyEy5nYXJtLnRvb2wudjEuTGltaXQafgoHRWZmZWN0cxISCgppZGVtcG90ZW50GAEgASgIEjIKDXJldmVyc2liaWxpdHkYAiABKA4yGy5nYXJtLnRvb2wudjEuUmV2ZXJzaWJpbGl0eRIQCghleHRlcm5hbBgDIAEoCBIZChFjb21wZW5zYXRpbmdfdG9vbBgEIAEoCRrIAgoIQXBwcm92YWwSNAoEbW9kZRgBIAEoDjImLmdhcm0udG9vbC52MS5Ub29sUG9saWN5LkFwcHJvdmFsLk1vZGUSNwoWYXBwcm92ZXJfbWluX2NsZWFyYW5jZRgCIAEoDjIXLmdhcm0udG9vbC52MS5DbGVhcmFuY2USHQoVYXBwcm92ZXJfY29tcGFydG1lbnRzGAMgAygJEh0KFW1heF9ncmFudF9hZ2Vfc2Vjb25kcxgEIAEoDRINCgVub3RlcxgFIAEoCRIXCg9tYXRlcmlhbF9maWVsZHMYBiADKAkSGQoRZGlzdGluY3RfYXBwcm92ZXIYByABKAgiTAoETW9kZRIUChBNT0RFX1VOU1BFQ0lGSUVEEAASDQoJTU9ERV9OT05FEAESDwoLTU9ERV9OT1RJRlkQAhIOCgpNT0RFX0dSQU5UEAMavQEKCEd1aWRhbmNlEhMKC3doZW5fdG9fdXNlGAEgASgJEhcKD3doZW5fbm90X3RvX3VzZRgCIAEoCRI7CghleGFtcGxlcxgDIAMoCzIpLmdhcm0udG9vbC52MS5Ub29sUG9saWN5Lkd1aWRhbmNlLkV4YW1wbGUSEAoIb25fZXJyb3IYBCABKAkaNAoHRXhhbXBsZRITCgtkZXNjcmlwdGlvbhgBIAEoCRIUCgxyZXF1ZXN0X2pzb24YAiABKAkatQEKBUF1ZGl0EjMKBWxldmVsGAEgASgOMiQuZ2FybS50b29sLnYxLlRvb2xQb2xpY3kuQXVkaXQuTGV2ZWwSEwoLcmV0YWluX2RheXMYBCABKA0SEwoLZmFpbF9jbG9zZWQYBSABKAgiQQoFTGV2ZWwSFQoRTEVWRUxfVU5TUEVDSUZJRUQQABIQCgxMRVZFTF9MRURHRVIQARIPCgtMRVZFTF9BVURJVBACSgQIAhADSgQIAxAESgQIDxAQIp0ECgVMaW1pdBIKCgJpZBgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIoCgNrZXkYAyADKA4yGy5nYXJtLnRvb2wudjEuTGltaXQuS2V5UGFydBIoCgRyYXRlGAQgASgLMhguZ2FybS50b29sLnYxLkxpbWl0LlJhdGVIABI2Cgtjb25jdXJyZW5jeRgFIAEoCzIfLmdhcm0udG9vbC52MS5MaW1pdC5Db25jdXJyZW5jeUgAEgwKBGNvc3QYBiABKA0SDAoEc29mdBgHIAEoCBpBCgRSYXRlEg0KBWNvdW50GAEgASgNEioKBndpbmRvdxgCIAEoDjIaLmdhcm0udG9vbC52MS5MaW1pdC5XaW5kb3caIAoLQ29uY3VycmVuY3kSEQoJaW5fZmxpZ2h0GAEgASgNInUKB0tleVBhcnQSGAoUS0VZX1BBUlRfVU5TUEVDSUZJRUQQABITCg9LRVlfUEFSVF9URU5BTlQQARIUChBLRVlfUEFSVF9TVUJKRUNUEAISEgoOS0VZX1BBUlRfQUdFTlQQAxIRCg1LRVlfUEFSVF9UT09MEAQiZwoGV2luZG93EhYKEldJTkRPV19VTlNQRUNJRklFRBAAEhEKDVdJTkRPV19TRUNPTkQQARIRCg1XSU5ET1dfTUlOVVRFEAISDwoLV0lORE9XX0hPVVIQAxIOCgpXSU5ET1dfREFZEARCBgoEa2luZCIpCgREZWNsEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkiLwoHRGVjbFNldBIkCghkZWNsYXJlZBgBIAMoCzISLmdhcm0udG9vbC52MS5EZWNsIuABCglBdHRyaWJ1dGUSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIqCgR0eXBlGAMgASgOMhwuZ2FybS50b29sLnYxLkF0dHJpYnV0ZS5UeXBlEhEKCW1heF9pdGVtcxgEIAEoDRIPCgdtYXhfbGVuGAUgASgNImAKBFR5cGUSFAoQVFlQRV9VTlNQRUNJRklFRBAAEg8KC1RZUEVfU1RSSU5HEAESDAoIVFlQRV9JTlQQAhINCglUWVBFX0JPT0wQAxIUChBUWVBFX1NUUklOR19MSVNUEAQiOQoMQXR0cmlidXRlU2V0EikKCGRlY2xhcmVkGAEgAygLMhcuZ2FybS50b29sLnYxLkF0dHJpYnV0ZSJXCgxJbnN0YW5jZVJ1bGUSCgoCaWQYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSEgoKZXhwcmVzc2lvbhgDIAEoCRISCgphdWRpdF9vbmx5GAQgASgIIncKCVJvd0ZpbHRlchIKCgJpZBgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRINCgVmaWVsZBgDIAEoCRIMCgRrZWVwGAQgASgJEhgKEGNsZWFyX29uX3JlbW92YWwYBSADKAkSEgoKYXVkaXRfb25seRgGIAEoCCKSAQoOSW5zdGFuY2VQb2xpY3kSKwoHcmVxdWlyZRgBIAMoCzIaLmdhcm0udG9vbC52MS5JbnN0YW5jZVJ1bGUSKgoGcmV2ZWFsGAIgAygLMhouZ2FybS50b29sLnYxLkluc3RhbmNlUnVsZRInCgZmaWx0ZXIYAyADKAsyFy5nYXJtLnRvb2wudjEuUm93RmlsdGVyKooBCglDbGVhcmFuY2USGQoVQ0xFQVJBTkNFX1VOU1BFQ0lGSUVEEAASFAoQQ0xFQVJBTkNFX1BVQkxJQxAKEhYKEkNMRUFSQU5DRV9JTlRFUk5BTBAUEhoKFkNMRUFSQU5DRV9DT05GSURFTlRJQUwQHhIYChRDTEVBUkFOQ0VfUkVTVFJJQ1RFRBAoKlEKBFZlcmISFAoQVkVSQl9VTlNQRUNJRklFRBAAEg0KCVZFUkJfUkVBRBABEg4KClZFUkJfV1JJVEUQAhIUChBWRVJCX0RFU1RSVUNUSVZFEAMqfgoNUHJpbmNpcGFsS2luZBIeChpQUklOQ0lQQUxfS0lORF9VTlNQRUNJRklFRBAAEhcKE1BSSU5DSVBBTF9LSU5EX1VTRVIQARIYChRQUklOQ0lQQUxfS0lORF9BR0VOVBACEhoKFlBSSU5DSVBBTF9LSU5EX1NFUlZJQ0UQAypiCghBdWRpZW5jZRIYChRBVURJRU5DRV9VTlNQRUNJRklFRBAAEhIKDkFVRElFTkNFX0FHRU5UEAESEwoPQVVESUVOQ0VfUEVSU09OEAISEwoPQVVESUVOQ0VfUlVOTkVSEAMqfQoNUmV2ZXJzaWJpbGl0eRIdChlSRVZFUlNJQklMSVRZX1VOU1BFQ0lGSUVEEAASFgoSUkVWRVJTSUJJTElUWV9OT05FEAESHQoZUkVWRVJTSUJJTElUWV9DT01QRU5TQUJMRRACEhYKElJFVkVSU0lCSUxJVFlfRlVMTBADKk4KBUdyYWluEhUKEUdSQUlOX1VOU1BFQ0lGSUVEEAASDQoJR1JBSU5fREFZEAESDwoLR1JBSU5fTU9OVEgQAhIOCgpHUkFJTl9ZRUFSEAMqMwoGU291cmNlEhYKElNPVVJDRV9VTlNQRUNJRklFRBAAEhEKDVNPVVJDRV9SVU5ORVIQATpdCgxmaWVsZF9wb2xpY3kSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGNGGAyABKAsyGS5nYXJtLnRvb2wudjEuRmllbGRQb2xpY3lSC2ZpZWxkUG9saWN5Ok4KBHRvb2wSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjShgMgASgLMhguZ2FybS50b29sLnYxLlRvb2xQb2xpY3lSBHRvb2w6bgoUZGVmYXVsdF9maWVsZF9wb2xpY3kSHy5nb29nbGUucHJvdG9idWYuTWVzc2FnZU9wdGlvbnMY04YDIAEoCzIZLmdhcm0udG9vbC52MS5GaWVsZFBvbGljeVISZGVmYXVsdEZpZWxkUG9saWN5OlkKDGNvbXBhcnRtZW50cxIcLmdvb2dsZS5wcm90b2J1Zi5GaWxlT3B0aW9ucxjUhgMgASgLMhUuZ2FybS50b29sLnYxLkRlY2xTZXRSDGNvbXBhcnRtZW50czpSCgl0b29sX3NldHMSHC5nb29nbGUucHJvdG9idWYuRmlsZU9wdGlvbnMY1YYDIAEoCzIVLmdhcm0udG9vbC52MS5EZWNsU2V0Ugh0b29sU2V0czpaCgphdHRyaWJ1dGVzEhwuZ29vZ2xlLnByb3RvYnVmLkZpbGVPcHRpb25zGNaGAyABKAsyGi5nYXJtLnRvb2wudjEuQXR0cmlidXRlU2V0UgphdHRyaWJ1dGVzQjJaMGdpdGh1Yi5jb20vZ2FybS1kZXYvZ2FybS9nZW4vZ2FybS90b29sL3YxO3Rvb2x2MWIGcHJvdG8z", [file_google_protobuf_descriptor]);
 
 /**
  * FieldPolicy classifies one field. protoc-gen-garm resolves it (the field's
@@ -514,6 +514,15 @@ export type ToolPolicy = Message<"garm.tool.v1.ToolPolicy"> & {
    * @generated from field: repeated garm.tool.v1.Audience audience = 14;
    */
   audience: Audience[];
+
+  /**
+   * How often and how many at once the tool may be called, per key. garmd
+   * enforces them after chain step 4 and before a grant is spent or the tool
+   * dispatched, exactly across replicas on the bus.
+   *
+   * @generated from field: repeated garm.tool.v1.Limit limits = 16;
+   */
+  limits: Limit[];
 };
 
 /**
@@ -818,6 +827,231 @@ export const ToolPolicy_Audit_LevelSchema: GenEnum<ToolPolicy_Audit_Level> = /*@
   enumDesc(file_garm_tool_v1_tool, 2, 3, 0);
 
 /**
+ * Limit is one rate or concurrency bound on a tool's calls, counted per key.
+ *
+ * @generated from message garm.tool.v1.Limit
+ */
+export type Limit = Message<"garm.tool.v1.Limit"> & {
+  /**
+   * Names the limit on refusals (the 429's body), on the ledger, in metrics
+   * and in the listing: ^[a-z][a-z0-9_]{0,63}$, unique within the tool. A
+   * deployment tightens a contract's limit by naming its id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * One sentence saying what the limit protects, shown to callers. Required.
+   *
+   * @generated from field: string description = 2;
+   */
+  description: string;
+
+  /**
+   * The parts of the key, each at most once. Required.
+   *
+   * @generated from field: repeated garm.tool.v1.Limit.KeyPart key = 3;
+   */
+  key: Limit_KeyPart[];
+
+  /**
+   * The kind of bound: exactly one.
+   *
+   * @generated from oneof garm.tool.v1.Limit.kind
+   */
+  kind: {
+    /**
+     * A rate: units of cost per window.
+     *
+     * @generated from field: garm.tool.v1.Limit.Rate rate = 4;
+     */
+    value: Limit_Rate;
+    case: "rate";
+  } | {
+    /**
+     * A concurrency bound: calls in flight.
+     *
+     * @generated from field: garm.tool.v1.Limit.Concurrency concurrency = 5;
+     */
+    value: Limit_Concurrency;
+    case: "concurrency";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * The units one call counts against a rate; 0 means 1. Not with a
+   * concurrency bound.
+   *
+   * @generated from field: uint32 cost = 6;
+   */
+  cost: number;
+
+  /**
+   * A soft limit admits on a replica's local share when the bus cannot be
+   * reached, and may overshoot by a bounded share; a limit is hard (fail
+   * closed) unless it says soft.
+   *
+   * @generated from field: bool soft = 7;
+   */
+  soft: boolean;
+};
+
+/**
+ * Describes the message garm.tool.v1.Limit.
+ * Use `create(LimitSchema)` to create a new message.
+ */
+export const LimitSchema: GenMessage<Limit> = /*@__PURE__*/
+  messageDesc(file_garm_tool_v1_tool, 3);
+
+/**
+ * At most count units of cost per window, per key.
+ *
+ * @generated from message garm.tool.v1.Limit.Rate
+ */
+export type Limit_Rate = Message<"garm.tool.v1.Limit.Rate"> & {
+  /**
+   * The units admitted per window. Required; at least the limit's cost.
+   *
+   * @generated from field: uint32 count = 1;
+   */
+  count: number;
+
+  /**
+   * The window. Required.
+   *
+   * @generated from field: garm.tool.v1.Limit.Window window = 2;
+   */
+  window: Limit_Window;
+};
+
+/**
+ * Describes the message garm.tool.v1.Limit.Rate.
+ * Use `create(Limit_RateSchema)` to create a new message.
+ */
+export const Limit_RateSchema: GenMessage<Limit_Rate> = /*@__PURE__*/
+  messageDesc(file_garm_tool_v1_tool, 3, 0);
+
+/**
+ * At most in_flight calls dispatched and not yet answered, per key.
+ *
+ * @generated from message garm.tool.v1.Limit.Concurrency
+ */
+export type Limit_Concurrency = Message<"garm.tool.v1.Limit.Concurrency"> & {
+  /**
+   * The calls in flight. Required; at least 1.
+   *
+   * @generated from field: uint32 in_flight = 1;
+   */
+  inFlight: number;
+};
+
+/**
+ * Describes the message garm.tool.v1.Limit.Concurrency.
+ * Use `create(Limit_ConcurrencySchema)` to create a new message.
+ */
+export const Limit_ConcurrencySchema: GenMessage<Limit_Concurrency> = /*@__PURE__*/
+  messageDesc(file_garm_tool_v1_tool, 3, 1);
+
+/**
+ * What a limit is counted per. Several parts make one key: (tenant,
+ * subject) counts each subject of each tenant apart.
+ *
+ * @generated from enum garm.tool.v1.Limit.KeyPart
+ */
+export enum Limit_KeyPart {
+  /**
+   * Not given; never valid.
+   *
+   * @generated from enum value: KEY_PART_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The caller's tenant.
+   *
+   * @generated from enum value: KEY_PART_TENANT = 1;
+   */
+  TENANT = 1,
+
+  /**
+   * The subject: the person or service the call is made for.
+   *
+   * @generated from enum value: KEY_PART_SUBJECT = 2;
+   */
+  SUBJECT = 2,
+
+  /**
+   * The agent: the innermost actor of a delegated call. A call that is not
+   * delegated has no agent, and a limit keyed on the agent does not apply
+   * to it.
+   *
+   * @generated from enum value: KEY_PART_AGENT = 3;
+   */
+  AGENT = 3,
+
+  /**
+   * The tool itself: one count for every caller (a tool-wide limit).
+   *
+   * @generated from enum value: KEY_PART_TOOL = 4;
+   */
+  TOOL = 4,
+}
+
+/**
+ * Describes the enum garm.tool.v1.Limit.KeyPart.
+ */
+export const Limit_KeyPartSchema: GenEnum<Limit_KeyPart> = /*@__PURE__*/
+  enumDesc(file_garm_tool_v1_tool, 3, 0);
+
+/**
+ * The span a rate is counted over.
+ *
+ * @generated from enum garm.tool.v1.Limit.Window
+ */
+export enum Limit_Window {
+  /**
+   * Not given; never valid.
+   *
+   * @generated from enum value: WINDOW_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * One second.
+   *
+   * @generated from enum value: WINDOW_SECOND = 1;
+   */
+  SECOND = 1,
+
+  /**
+   * One minute.
+   *
+   * @generated from enum value: WINDOW_MINUTE = 2;
+   */
+  MINUTE = 2,
+
+  /**
+   * One hour.
+   *
+   * @generated from enum value: WINDOW_HOUR = 3;
+   */
+  HOUR = 3,
+
+  /**
+   * One day (UTC).
+   *
+   * @generated from enum value: WINDOW_DAY = 4;
+   */
+  DAY = 4,
+}
+
+/**
+ * Describes the enum garm.tool.v1.Limit.Window.
+ */
+export const Limit_WindowSchema: GenEnum<Limit_Window> = /*@__PURE__*/
+  enumDesc(file_garm_tool_v1_tool, 3, 1);
+
+/**
  * Decl declares one compartment or tool set by name.
  *
  * @generated from message garm.tool.v1.Decl
@@ -844,7 +1078,7 @@ export type Decl = Message<"garm.tool.v1.Decl"> & {
  * Use `create(DeclSchema)` to create a new message.
  */
 export const DeclSchema: GenMessage<Decl> = /*@__PURE__*/
-  messageDesc(file_garm_tool_v1_tool, 3);
+  messageDesc(file_garm_tool_v1_tool, 4);
 
 /**
  * DeclSet is a file's list of declarations.
@@ -865,7 +1099,7 @@ export type DeclSet = Message<"garm.tool.v1.DeclSet"> & {
  * Use `create(DeclSetSchema)` to create a new message.
  */
 export const DeclSetSchema: GenMessage<DeclSet> = /*@__PURE__*/
-  messageDesc(file_garm_tool_v1_tool, 4);
+  messageDesc(file_garm_tool_v1_tool, 5);
 
 /**
  * Attribute declares one principal attribute. A token carries attributes in
@@ -920,7 +1154,7 @@ export type Attribute = Message<"garm.tool.v1.Attribute"> & {
  * Use `create(AttributeSchema)` to create a new message.
  */
 export const AttributeSchema: GenMessage<Attribute> = /*@__PURE__*/
-  messageDesc(file_garm_tool_v1_tool, 5);
+  messageDesc(file_garm_tool_v1_tool, 6);
 
 /**
  * The JSON type an attribute's value must have in garm.attrs.
@@ -969,7 +1203,7 @@ export enum Attribute_Type {
  * Describes the enum garm.tool.v1.Attribute.Type.
  */
 export const Attribute_TypeSchema: GenEnum<Attribute_Type> = /*@__PURE__*/
-  enumDesc(file_garm_tool_v1_tool, 5, 0);
+  enumDesc(file_garm_tool_v1_tool, 6, 0);
 
 /**
  * AttributeSet is a file's list of attribute declarations.
@@ -990,7 +1224,7 @@ export type AttributeSet = Message<"garm.tool.v1.AttributeSet"> & {
  * Use `create(AttributeSetSchema)` to create a new message.
  */
 export const AttributeSetSchema: GenMessage<AttributeSet> = /*@__PURE__*/
-  messageDesc(file_garm_tool_v1_tool, 6);
+  messageDesc(file_garm_tool_v1_tool, 7);
 
 /**
  * InstanceRule is one CEL rule of a tool's instance policy.
@@ -1037,7 +1271,7 @@ export type InstanceRule = Message<"garm.tool.v1.InstanceRule"> & {
  * Use `create(InstanceRuleSchema)` to create a new message.
  */
 export const InstanceRuleSchema: GenMessage<InstanceRule> = /*@__PURE__*/
-  messageDesc(file_garm_tool_v1_tool, 7);
+  messageDesc(file_garm_tool_v1_tool, 8);
 
 /**
  * RowFilter keeps the rows of one repeated message field of an answer for
@@ -1099,7 +1333,7 @@ export type RowFilter = Message<"garm.tool.v1.RowFilter"> & {
  * Use `create(RowFilterSchema)` to create a new message.
  */
 export const RowFilterSchema: GenMessage<RowFilter> = /*@__PURE__*/
-  messageDesc(file_garm_tool_v1_tool, 8);
+  messageDesc(file_garm_tool_v1_tool, 9);
 
 /**
  * InstancePolicy is which records a caller may act on and see.
@@ -1136,7 +1370,7 @@ export type InstancePolicy = Message<"garm.tool.v1.InstancePolicy"> & {
  * Use `create(InstancePolicySchema)` to create a new message.
  */
 export const InstancePolicySchema: GenMessage<InstancePolicy> = /*@__PURE__*/
-  messageDesc(file_garm_tool_v1_tool, 9);
+  messageDesc(file_garm_tool_v1_tool, 10);
 
 /**
  * Clearance is a data classification level, for callers and for fields. Levels
