@@ -103,7 +103,7 @@ func logRow(ctx context.Context, logger *slog.Logger, e *ledgerv1.Event, extra .
 }
 
 // columnCount is the number of columns of a ledger row.
-const columnCount = 35
+const columnCount = 37
 
 // columns are e's columns in field-number order. A map and a list are always
 // given as values, never nil, and tags is a map rather than a group because
@@ -145,6 +145,8 @@ func columns(e *ledgerv1.Event) [columnCount]slog.Attr {
 		slog.Any("filters_applied", orEmpty(e.GetFiltersApplied())),
 		slog.Any("audit_only_verdicts", orEmpty(e.GetAuditOnlyVerdicts())),
 		slog.String("rule_error_class", e.GetRuleErrorClass()),
+		slog.String("limit_id", e.GetLimitId()),
+		slog.String("limit_key", e.GetLimitKey()),
 	}
 }
 

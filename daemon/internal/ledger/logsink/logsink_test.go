@@ -90,6 +90,8 @@ func fullRow() *ledgerv1.Event {
 		FiltersApplied:        []string{"own_accounts"},
 		AuditOnlyVerdicts:     []string{"require:cap"},
 		RuleErrorClass:        "absent_attribute",
+		LimitId:               "per_agent",
+		LimitKey:              "tenant+agent",
 	}
 }
 
@@ -128,6 +130,7 @@ func wantColumns(e *ledgerv1.Event) map[string]any {
 		"instance_rule": e.GetInstanceRule(), "rows_filtered": float64(e.GetRowsFiltered()),
 		"filters_applied": anyList(e.GetFiltersApplied()), "audit_only_verdicts": anyList(e.GetAuditOnlyVerdicts()),
 		"rule_error_class": e.GetRuleErrorClass(),
+		"limit_id":         e.GetLimitId(), "limit_key": e.GetLimitKey(),
 	}
 }
 
