@@ -48,6 +48,7 @@ func TestWithoutTheLedgerStreamEachCallIsOneLogLineWithEveryColumn(t *testing.T)
 		"chain_depth", "clearance_effective", "compartments_effective", "redaction_plan", "redaction_count",
 		"disclosed_count", "error_detail", "execution_subject", "catalogue_digest", "daemon_version", "method",
 		"instance_rule", "rows_filtered", "filters_applied", "audit_only_verdicts", "rule_error_class",
+		"limit_id", "limit_key",
 	} {
 		if _, ok := row[column]; !ok {
 			t.Errorf("the log line lacks %s", column)

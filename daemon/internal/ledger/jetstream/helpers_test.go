@@ -222,6 +222,7 @@ func wantColumns(e *ledgerv1.Event) map[string]any {
 		"instance_rule": e.GetInstanceRule(), "rows_filtered": float64(e.GetRowsFiltered()),
 		"filters_applied": anyList(e.GetFiltersApplied()), "audit_only_verdicts": anyList(e.GetAuditOnlyVerdicts()),
 		"rule_error_class": e.GetRuleErrorClass(),
+		"limit_id":         e.GetLimitId(), "limit_key": e.GetLimitKey(),
 	}
 }
 
