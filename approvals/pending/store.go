@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/garm-dev/garm/internal/fencedkv"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -33,20 +34,8 @@ type Store struct {
 // on it: for tests and the dev plane. A deployment creates the bucket once
 // and garmd and the approvals service bind it with Open.
 func Ensure(ctx context.Context, js jetstream.JetStream, replicas int) (*Store, error) {
-	if replicas < 1 {
-		replicas = 1
-	}
-	// An existing bucket is only fenced: updating it to BucketConfig
-	// would undo its fence, which the server refuses.
-	_, err := js.KeyValue(ctx, Bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		_, err = js.CreateKeyValue(ctx, BucketConfig(replicas))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("pending: creating bucket %s: %w", Bucket, err)
-	}
-	if err := Fence(ctx, js); err != nil {
-		return nil, err
+	if _, err := bucket.Ensure(ctx, js, BucketConfig(max(replicas, 1))); err != nil {
+		return nil, fmt.Errorf("pending: %w", err)
 	}
 	return Open(ctx, js)
 }
@@ -71,29 +60,39 @@ func BucketConfig(replicas int) jetstream.KeyValueConfig {
 // roll-ups, so the bucket keeps none: an expired key simply goes. Fence is what an operator does with
 // [FenceCommand]; garmd and the approvals service only check (Open).
 func Fence(ctx context.Context, js jetstream.JetStream) error {
-	s, err := js.Stream(ctx, kvStream)
-	if err != nil {
-		return fmt.Errorf("pending: fencing bucket %s: %w", Bucket, err)
+	if err := bucket.ApplyFence(ctx, js); err != nil {
+		return fmt.Errorf("pending: %w", err)
 	}
-	cfg := s.CachedInfo().Config
+	return nil
+}
+
+// bucket describes the bucket for fencedkv.
+var bucket = fencedkv.Bucket{
+	Name:          Bucket,
+	Called:        "approvals bucket",
+	Loss:          "every request and decision could be lost",
+	Create:        "create it file-backed, without --marker-ttl, and fence it: nats kv add " + Bucket + " --storage file --history 1, then " + FenceCommand(),
+	FenceCommand:  FenceCommand(),
+	Fence:         fenced,
+	FenceProblems: fenceProblems,
+}
+
+// fenced sets cfg's fence.
+func fenced(cfg *jetstream.StreamConfig) {
 	cfg.AllowMsgTTL = true
 	cfg.SubjectDeleteMarkerTTL = 0
 	cfg.AllowRollup = false
 	cfg.DenyPurge = true
 	cfg.DenyDelete = true
-	if _, err := js.UpdateStream(ctx, cfg); err != nil {
-		return fmt.Errorf("pending: fencing bucket %s: %w", Bucket, err)
-	}
-	return nil
 }
+
+// kvStream is the stream behind the bucket.
+const kvStream = "KV_" + Bucket
 
 // FenceCommand is the nats CLI command that fences the bucket's stream.
 func FenceCommand() string {
 	return "nats stream edit " + kvStream + " --allow-msg-ttl --no-allow-rollup --deny-purge --deny-delete"
 }
-
-// kvStream is the stream behind the bucket.
-const kvStream = "KV_" + Bucket
 
 // Open binds the existing bucket and checks what this package relies on: it
 // is a key-value bucket, file-backed, takes per-key TTLs, takes new keys,
@@ -101,41 +100,8 @@ const kvStream = "KV_" + Bucket
 // no message delete. The error names every problem and the command that
 // fixes it; Open creates and changes nothing.
 func Open(ctx context.Context, js jetstream.JetStream) (*Store, error) {
-	kv, err := js.KeyValue(ctx, Bucket)
-	switch {
-	case errors.Is(err, jetstream.ErrBucketNotFound):
-		return nil, fmt.Errorf("approvals bucket %s does not exist; create it file-backed, without --marker-ttl, and fence it: nats kv add %s --storage file --history 1, then %s", Bucket, Bucket, FenceCommand())
-	case errors.Is(err, jetstream.ErrBadBucket):
-		return nil, fmt.Errorf("approvals bucket %s exists but is not a key-value bucket", Bucket)
-	case err != nil:
-		return nil, fmt.Errorf("approvals bucket %s cannot be looked up: %w", Bucket, err)
-	}
-	status, err := kv.Status(ctx)
+	kv, _, err := bucket.Check(ctx, js)
 	if err != nil {
-		return nil, fmt.Errorf("approvals bucket %s: its status cannot be read: %w", Bucket, err)
-	}
-	var errs []error
-	if status.Config().Storage != jetstream.FileStorage {
-		errs = append(errs, fmt.Errorf("approvals bucket %s is not file-backed, so a server restart forgets every request and decision; recreate it with --storage file", Bucket))
-	}
-	withInfo, ok := status.(interface{ StreamInfo() *jetstream.StreamInfo })
-	if !ok || withInfo.StreamInfo() == nil {
-		errs = append(errs, fmt.Errorf("approvals bucket %s: its stream's configuration cannot be read", Bucket))
-	} else {
-		stream := withInfo.StreamInfo().Config
-		if stream.Sealed {
-			errs = append(errs, fmt.Errorf("approvals bucket %s is sealed and takes no new key", Bucket))
-		}
-		if stream.Discard == jetstream.DiscardOld && (stream.MaxMsgs > 0 || stream.MaxBytes > 0) {
-			errs = append(errs, fmt.Errorf("approvals bucket %s discards its oldest keys when full (max_msgs %d, max_bytes %d); recreate it without limits or with discard new",
-				Bucket, stream.MaxMsgs, stream.MaxBytes))
-		}
-		if missing := fenceProblems(stream); len(missing) > 0 {
-			errs = append(errs, fmt.Errorf("approvals bucket %s is not fenced: it %s, so one publish could empty it of every request and decision; fence it with: %s",
-				Bucket, strings.Join(missing, ", "), FenceCommand()))
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return &Store{kv: kv, js: js, now: time.Now}, nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/garm-dev/garm/internal/fencedkv"
+
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -16,16 +18,21 @@ import (
 // an operator does with `nats stream edit` (FenceCommand); garmd itself
 // changes no stream and only checks (CheckBucket).
 func Fence(ctx context.Context, js jetstream.JetStream, bucket string) error {
-	s, err := js.Stream(ctx, kvStream(bucket))
-	if err != nil {
-		return fmt.Errorf("fencing bucket %s: %w", bucket, err)
+	return grantsBucket(bucket).ApplyFence(ctx, js)
+}
+
+// grantsBucket describes bucket, a spent-grants bucket, for fencedkv.
+func grantsBucket(bucket string) fencedkv.Bucket {
+	return fencedkv.Bucket{
+		Name:   bucket,
+		Called: "grants bucket",
+		Loss:   "a spent grant could be spent again",
+		Create: "create it file-backed, e.g. nats kv add " + bucket + " --storage file " +
+			"(without --ttl it keeps spent grants forever; a --ttl must be at least the longest max_grant_age_seconds of any MODE_GRANT tool plus the grant skew), then " + FenceCommand(bucket),
+		FenceCommand:  FenceCommand(bucket),
+		Fence:         fenced,
+		FenceProblems: fenceProblems,
 	}
-	cfg := s.CachedInfo().Config
-	fenced(&cfg)
-	if _, err := js.UpdateStream(ctx, cfg); err != nil {
-		return fmt.Errorf("fencing bucket %s: %w", bucket, err)
-	}
-	return nil
 }
 
 // fenced sets cfg's fence.
@@ -61,7 +68,5 @@ func fenceProblems(cfg jetstream.StreamConfig) []string {
 
 // FenceCommand is the nats CLI command that fences bucket's stream.
 func FenceCommand(bucket string) string {
-	return "nats stream edit " + kvStream(bucket) + " --max-msgs-per-subject 1 --discard new --discard-per-subject --deny-delete --deny-purge --no-allow-rollup"
+	return "nats stream edit KV_" + bucket + " --max-msgs-per-subject 1 --discard new --discard-per-subject --deny-delete --deny-purge --no-allow-rollup"
 }
-
-func kvStream(bucket string) string { return "KV_" + bucket }

@@ -7,9 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/garm-dev/garm/internal/fencedkv"
 	"github.com/garm-dev/garm/runtime/wire"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -61,17 +61,7 @@ type Store struct {
 // replicas, fences it and opens it: for `garm bus init`, the dev plane and
 // tests. garmd only opens (Open).
 func Ensure(ctx context.Context, js jetstream.JetStream, replicas int) (*Store, error) {
-	if replicas < 1 {
-		replicas = 1
-	}
-	_, err := js.KeyValue(ctx, Bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		_, err = js.CreateKeyValue(ctx, BucketConfig(replicas))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("creating bucket %s: %w", Bucket, err)
-	}
-	if err := Fence(ctx, js); err != nil {
+	if _, err := bucket.Ensure(ctx, js, BucketConfig(max(replicas, 1))); err != nil {
 		return nil, err
 	}
 	return Open(ctx, js)
@@ -96,18 +86,25 @@ func BucketConfig(replicas int) jetstream.KeyValueConfig {
 // again. Fence is what an operator does with FenceCommand; garmd only
 // checks (Open).
 func Fence(ctx context.Context, js jetstream.JetStream) error {
-	s, err := js.Stream(ctx, kvStream)
-	if err != nil {
-		return fmt.Errorf("fencing bucket %s: %w", Bucket, err)
-	}
-	cfg := s.CachedInfo().Config
+	return bucket.ApplyFence(ctx, js)
+}
+
+// bucket describes the bucket for fencedkv.
+var bucket = fencedkv.Bucket{
+	Name:          Bucket,
+	Called:        "catalogue versions bucket",
+	Loss:          "an older catalogue could be served again",
+	Create:        "create it with garm bus init, or: " + CreateCommand() + ", then " + FenceCommand(),
+	FenceCommand:  FenceCommand(),
+	Fence:         fenced,
+	FenceProblems: fenceProblems,
+}
+
+// fenced sets cfg's fence.
+func fenced(cfg *jetstream.StreamConfig) {
 	cfg.AllowRollup = false
 	cfg.DenyPurge = true
 	cfg.DenyDelete = true
-	if _, err := js.UpdateStream(ctx, cfg); err != nil {
-		return fmt.Errorf("fencing bucket %s: %w", Bucket, err)
-	}
-	return nil
 }
 
 // FenceCommand is the nats CLI command that fences the bucket's stream.
@@ -124,41 +121,8 @@ func CreateCommand() string { return "nats kv add " + Bucket + " --storage file 
 // fenced. The error names every problem and the command that fixes it;
 // Open creates and changes nothing.
 func Open(ctx context.Context, js jetstream.JetStream) (*Store, error) {
-	kv, err := js.KeyValue(ctx, Bucket)
-	switch {
-	case errors.Is(err, jetstream.ErrBucketNotFound):
-		return nil, fmt.Errorf("catalogue versions bucket %s does not exist; create it with garm bus init, or: %s, then %s", Bucket, CreateCommand(), FenceCommand())
-	case errors.Is(err, jetstream.ErrBadBucket):
-		return nil, fmt.Errorf("catalogue versions bucket %s exists but is not a key-value bucket", Bucket)
-	case err != nil:
-		return nil, fmt.Errorf("catalogue versions bucket %s cannot be looked up: %w", Bucket, err)
-	}
-	status, err := kv.Status(ctx)
+	kv, _, err := bucket.Check(ctx, js)
 	if err != nil {
-		return nil, fmt.Errorf("catalogue versions bucket %s: its status cannot be read: %w", Bucket, err)
-	}
-	var errs []error
-	if status.Config().Storage != jetstream.FileStorage {
-		errs = append(errs, fmt.Errorf("catalogue versions bucket %s is not file-backed, so a server restart forgets the highest version; recreate it with --storage file", Bucket))
-	}
-	withInfo, ok := status.(interface{ StreamInfo() *jetstream.StreamInfo })
-	if !ok || withInfo.StreamInfo() == nil {
-		errs = append(errs, fmt.Errorf("catalogue versions bucket %s: its stream's configuration cannot be read, so its fence cannot be checked", Bucket))
-	} else {
-		stream := withInfo.StreamInfo().Config
-		if stream.Sealed {
-			errs = append(errs, fmt.Errorf("catalogue versions bucket %s is sealed and takes no new version", Bucket))
-		}
-		if stream.Discard == jetstream.DiscardOld && (stream.MaxMsgs > 0 || stream.MaxBytes > 0) {
-			errs = append(errs, fmt.Errorf("catalogue versions bucket %s discards its oldest records when full (max_msgs %d, max_bytes %d); recreate it without limits",
-				Bucket, stream.MaxMsgs, stream.MaxBytes))
-		}
-		if missing := fenceProblems(stream); len(missing) > 0 {
-			errs = append(errs, fmt.Errorf("catalogue versions bucket %s is not fenced: it %s, so one publish could forget the highest version served and let an older catalogue back; fence it with: %s",
-				Bucket, strings.Join(missing, ", "), FenceCommand()))
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	stream, err := js.Stream(ctx, kvStream)
