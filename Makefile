@@ -104,9 +104,9 @@ garm-approvals: ## Build the approvals service (garm-approvals) from this tree i
 # the nearest tag, commits since, the commit, and -dirty for uncommitted changes.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 # The link-time variables each command prints for `version` (garmd version,
-# garm catalogue version, garm-catalogue version, garm-approvals version), and the checkout garm was
+# garm catalogue version, garm-catalogue version, garm-approvals version, garm-sealer version), and the checkout garm was
 # built from, which `garm new` points a scaffold's go.mod at (decision 0115).
-LDFLAGS := -X github.com/garm-dev/garm/daemon.version=$(VERSION) -X github.com/garm-dev/garm/catalogue-builder/cli.version=$(VERSION) -X github.com/garm-dev/garm/approvals.version=$(VERSION) -X main.sourceDir=$(CURDIR)
+LDFLAGS := -X github.com/garm-dev/garm/daemon.version=$(VERSION) -X github.com/garm-dev/garm/catalogue-builder/cli.version=$(VERSION) -X github.com/garm-dev/garm/approvals.version=$(VERSION) -X github.com/garm-dev/garm/ledger/sealer.version=$(VERSION) -X main.sourceDir=$(CURDIR)
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 

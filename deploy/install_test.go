@@ -28,16 +28,11 @@ func TestMakeInstallStampsEveryCommandsVersion(t *testing.T) {
 		{"garm-catalogue", []string{"version"}, "garm-catalogue/" + version},
 		{"garm", []string{"catalogue", "version"}, "garm-catalogue/" + version},
 		{"garm-approvals", []string{"version"}, "garm-approvals " + version},
+		{"garm-sealer", []string{"version"}, "garm-sealer " + version},
 	} {
 		out, err := exec.Command(filepath.Join(bin, c.command), c.args...).CombinedOutput()
 		if err != nil || strings.TrimSpace(string(out)) != c.want {
 			t.Errorf("%s %s: %v %q, want %q", c.command, strings.Join(c.args, " "), err, out, c.want)
-		}
-	}
-	// garm-sealer has no version command yet; it is installed.
-	for command, flag := range map[string]string{"garm-sealer": "-jwks-listen"} {
-		if out, err := exec.Command(filepath.Join(bin, command), "--help").CombinedOutput(); !strings.Contains(string(out), flag) {
-			t.Errorf("%s --help: %v\n%s", command, err, out)
 		}
 	}
 }

@@ -94,7 +94,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func ldflags(version string) string {
 	return "-X github.com/garm-dev/garm/daemon.version=" + version +
 		" -X github.com/garm-dev/garm/catalogue-builder/cli.version=" + version +
-		" -X github.com/garm-dev/garm/approvals.version=" + version
+		" -X github.com/garm-dev/garm/approvals.version=" + version +
+		" -X github.com/garm-dev/garm/ledger/sealer.version=" + version
 }
 
 // buildBinary builds pkg, static and without the build machine's paths,

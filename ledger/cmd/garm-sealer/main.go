@@ -7,7 +7,9 @@
 // fork the chain.
 //
 //	garm ledger keygen --out sealer.pem
-//	garm-sealer --nats <url> [--nats-nkey <seed file>] --key sealer.pem [--jwks-listen :8443]
+//	garm-sealer version
+//	garm-sealer --nats <url> [--nats-creds|--nats-nkey|--nats-user-file <file>] \
+//	  [--nats-tls-ca <pem> [--nats-tls-cert <pem> --nats-tls-key <pem>]] --key sealer.pem [--jwks-listen :8443]
 package main
 
 import (
@@ -27,9 +29,13 @@ import (
 
 	"github.com/garm-dev/garm/ledger/head"
 	"github.com/garm-dev/garm/ledger/sealer"
+	"github.com/garm-dev/garm/runtime/garmtool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
+
+// stdout is where `version` prints; a test swaps it.
+var stdout io.Writer = os.Stdout
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -41,10 +47,14 @@ func main() {
 // run answers 2 for flags that make no sealer, 1 when sealing fails, 0
 // when it was stopped.
 func run(ctx context.Context, args []string, stderr io.Writer) int {
+	if len(args) == 1 && args[0] == "version" {
+		fmt.Fprintln(stdout, "garm-sealer", sealer.Version())
+		return 0
+	}
 	fs := flag.NewFlagSet("garm-sealer", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	natsURL := fs.String("nats", "", "the bus's `url`; required")
-	nkey := fs.String("nats-nkey", "", "the sealer's bus identity: an nkey seed `file`")
+	var bus garmtool.BusFlags
+	bus.Register(fs) // garmd's connection flags: --nats (required here), credentials and TLS files
 	keyFile := fs.String("key", "", "the signing key: an Ed25519 PKCS #8 PEM `file` (garm ledger keygen); required")
 	jwksListen := fs.String("jwks-listen", "", "serve the JWKS of the sealer's key (and --trusted-jwks's) at /.well-known/jwks.json on this `address`")
 	trusted := fs.String("trusted-jwks", "", "a JWKS `file` of earlier sealer keys whose last head may be continued after a key rotation")
@@ -58,8 +68,14 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 2
 	}
 	var problems []error
-	if *natsURL == "" {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "nats" })
+	if !given || bus.URL == "" {
 		problems = append(problems, errors.New("--nats is required"))
+	}
+	opts, err := bus.ConnectOptions()
+	if err != nil {
+		problems = append(problems, err)
 	}
 	if *keyFile == "" {
 		problems = append(problems, errors.New("--key is required"))
@@ -88,16 +104,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 2
 	}
 	o.Logger = slog.New(slog.NewTextHandler(stderr, nil))
-	opts := []nats.Option{nats.Name("garm-sealer"), nats.MaxReconnects(-1)}
-	if *nkey != "" {
-		opt, err := nats.NkeyOptionFromSeed(*nkey)
-		if err != nil {
-			fmt.Fprintln(stderr, "garm-sealer cannot start: --nats-nkey:", err)
-			return 2
-		}
-		opts = append(opts, opt)
-	}
-	nc, err := nats.Connect(*natsURL, opts...)
+	opts = append(opts, nats.Name("garm-sealer"), nats.MaxReconnects(-1))
+	nc, err := nats.Connect(bus.URL, opts...)
 	if err != nil {
 		fmt.Fprintln(stderr, "garm-sealer:", err)
 		return 1
