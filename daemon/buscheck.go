@@ -52,3 +52,17 @@ func LimitStreamConfigs(replicas int) []jetstream.StreamConfig {
 	}
 	return out
 }
+
+// WriteStreams are the streams garmd writes, as its start-up checks want
+// them (docs/operators.md), with replicas copies: the ledger, the audit
+// stream — refusing new rows rather than dropping old ones, keeping them
+// for ever — and the notify stream, all file-backed. garm bus init and the
+// dev plane create them from here.
+func WriteStreams(replicas int) []jetstream.StreamConfig {
+	return []jetstream.StreamConfig{
+		{Name: wire.LedgerStream, Subjects: []string{wire.LedgerStreamSubjects}, Storage: jetstream.FileStorage, Replicas: replicas},
+		{Name: wire.AuditStream, Subjects: []string{wire.AuditStreamSubjects}, Storage: jetstream.FileStorage,
+			Discard: jetstream.DiscardNew, MaxAge: 0, Replicas: replicas},
+		{Name: wire.NotifyStream, Subjects: []string{wire.NotifyStreamSubjects}, Storage: jetstream.FileStorage, Replicas: replicas},
+	}
+}

@@ -96,14 +96,15 @@ func busInit(ctx context.Context, js jetstream.JetStream, o busOptions, w io.Wri
 		make func() (string, error)
 	}
 	checks := func() map[string]error { return garmd.CheckBus(ctx, js) }
-	objects := []object{
-		{wire.LedgerStream, func() (string, error) { return ensureStream(ctx, js, ledgerStreamConfig(o.replicas), checks) }},
-		{wire.AuditStream, func() (string, error) { return ensureStream(ctx, js, auditStreamConfig(o.replicas), checks) }},
-		{wire.NotifyStream, func() (string, error) { return ensureStream(ctx, js, notifyStreamConfig(o.replicas), checks) }},
+	var objects []object
+	for _, cfg := range garmd.WriteStreams(o.replicas) {
+		objects = append(objects, object{cfg.Name, func() (string, error) { return ensureStream(ctx, js, cfg, checks) }})
+	}
+	objects = append(objects, []object{
 		{wire.GrantsSpentBucket, func() (string, error) { return ensureGrants(ctx, js, o, checks) }},
 		{garmd.LimitStreams, func() (string, error) { return ensureLimits(ctx, js, o.replicas, checks) }},
 		{wire.CatalogueVersionsBucket, func() (string, error) { return ensureCatalogueVersions(ctx, js, o.replicas, checks) }},
-	}
+	}...)
 	if o.approvals {
 		objects = append(objects, object{pending.Bucket, func() (string, error) { return ensureApprovals(ctx, js, o.replicas) }})
 	}
@@ -124,24 +125,6 @@ func busInit(ctx context.Context, js jetstream.JetStream, o busOptions, w io.Wri
 }
 
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
-
-// The streams garmd writes, as garmd's start-up checks want them
-// (docs/operators.md): file-backed, acknowledging, and the audit stream
-// refusing new rows rather than dropping old ones, keeping them for ever.
-func ledgerStreamConfig(replicas int) jetstream.StreamConfig {
-	return jetstream.StreamConfig{Name: wire.LedgerStream, Subjects: []string{wire.LedgerStreamSubjects},
-		Storage: jetstream.FileStorage, Replicas: replicas}
-}
-
-func auditStreamConfig(replicas int) jetstream.StreamConfig {
-	return jetstream.StreamConfig{Name: wire.AuditStream, Subjects: []string{wire.AuditStreamSubjects},
-		Storage: jetstream.FileStorage, Discard: jetstream.DiscardNew, MaxAge: 0, Replicas: replicas}
-}
-
-func notifyStreamConfig(replicas int) jetstream.StreamConfig {
-	return jetstream.StreamConfig{Name: wire.NotifyStream, Subjects: []string{wire.NotifyStreamSubjects},
-		Storage: jetstream.FileStorage, Replicas: replicas}
-}
 
 // ensureStream creates cfg's stream when it is missing; one that exists is
 // left as it is. Either way garmd's own check must accept it: an existing

@@ -245,32 +245,8 @@ func (b *bus) connectFirst(i int, name, seedFile string, extra ...nats.Option) (
 // replicas is how many copies JetStream keeps of each: 1 on a single
 // server, 3 on a cluster.
 func createStreams(ctx context.Context, js jetstream.JetStream, replicas int) error {
-	streams := []jetstream.StreamConfig{
-		{
-			Name:     wire.LedgerStream,
-			Subjects: []string{wire.LedgerStreamSubjects},
-			Storage:  jetstream.FileStorage,
-			Replicas: replicas,
-		},
-		{
-			// The audit sink asserts indefinite retention: no max age, and a
-			// full stream refuses new rows rather than dropping old ones.
-			Name:     wire.AuditStream,
-			Subjects: []string{wire.AuditStreamSubjects},
-			Storage:  jetstream.FileStorage,
-			Discard:  jetstream.DiscardNew,
-			MaxAge:   0,
-			Replicas: replicas,
-		},
-		{
-			Name:     wire.NotifyStream,
-			Subjects: []string{wire.NotifyStreamSubjects},
-			Storage:  jetstream.FileStorage,
-			Replicas: replicas,
-		},
-	}
 	var errs []error
-	for _, cfg := range streams {
+	for _, cfg := range garmd.WriteStreams(replicas) {
 		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
 			errs = append(errs, fmt.Errorf("creating stream %s: %w", cfg.Name, err))
 		}
