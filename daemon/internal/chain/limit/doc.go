@@ -27,8 +27,8 @@
 //   - Fail closed: a count that does not answer within Bound refuses the
 //     call 503 limit_unavailable; a soft limit admits instead on the
 //     replica's share of what the bus last said remained of the window
-//     (every total the bus returns for a soft limit is recorded for its
-//     subject, in a bounded map; a hard limit records nothing).
+//     (the highest total the bus returned to its admissions is recorded
+//     per subject, in a bounded map; a hard limit records nothing).
 //   - Release gives back what a call counted that it did not use: a rate's
 //     when the call never reached the tool, a concurrency bound's always.
 //

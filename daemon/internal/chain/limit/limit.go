@@ -69,8 +69,8 @@ type Limiter struct {
 }
 
 // bucket is a soft limit's local bucket for one counter subject: seen is
-// the last total the bus returned for it (0: none yet), spent what this
-// replica admitted while the bus was away.
+// the highest total the bus returned to this replica's admissions (0: none
+// yet), spent what this replica admitted while the bus was away.
 type bucket struct{ seen, spent int64 }
 
 // maxRemembered bounds known and soft: past it they are forgotten
@@ -148,9 +148,6 @@ type counted struct {
 	delta       int64
 	concurrency bool
 	bus         bool
-	// soft: the count is a soft limit's, whose give-back's total the local
-	// bucket records.
-	soft bool
 }
 
 // Counted reports whether t holds anything to give back.
@@ -218,7 +215,7 @@ func (l *Limiter) admitOne(ctx context.Context, lim *Limit, tenant, key string, 
 	if err != nil {
 		return l.away(lim, key, now, t, "the counter could not be reached: "+err.Error())
 	}
-	t.counts = append(t.counts, counted{subject: subject, delta: int64(lim.Cost), concurrency: lim.Concurrency, bus: true, soft: lim.Soft})
+	t.counts = append(t.counts, counted{subject: subject, delta: int64(lim.Cost), concurrency: lim.Concurrency, bus: true})
 	if lim.Soft {
 		l.saw(subject, total)
 	}
@@ -270,19 +267,22 @@ func (l *Limiter) away(lim *Limit, key string, now time.Time, t *Ticket, detail 
 	if !admit {
 		return refuse(lim, now, idx, "the replica's local share of a soft limit is spent while the bus is away: "+detail)
 	}
-	t.counts = append(t.counts, counted{subject: subject, delta: int64(lim.Cost), concurrency: lim.Concurrency, soft: true})
+	t.counts = append(t.counts, counted{subject: subject, delta: int64(lim.Cost), concurrency: lim.Concurrency})
 	return nil
 }
 
-// saw records total, the bus's answer for a soft limit's subject, as the
-// last it said.
+// saw records total, the bus's answer to an admission for a soft limit's
+// subject. The highest answer is kept: two calls' answers may be recorded
+// in another order than the bus gave them, and a give-back that lowered
+// the total since only makes the share smaller than it could be, never
+// larger.
 func (l *Limiter) saw(subject string, total int64) {
 	l.mu.Lock()
 	if len(l.soft) >= maxRemembered {
 		clear(l.soft)
 	}
 	b := l.soft[subject]
-	b.seen = total
+	b.seen = max(b.seen, total)
 	l.soft[subject] = b
 	l.mu.Unlock()
 }
@@ -334,10 +334,7 @@ func (l *Limiter) Release(ctx context.Context, t *Ticket, dispatched bool) {
 			l.mu.Unlock()
 			continue
 		}
-		total, err := l.cfg.Counter.Add(ctx, c.subject, -c.delta)
-		if err == nil && c.soft {
-			l.saw(c.subject, total)
-		}
+		_, _ = l.cfg.Counter.Add(ctx, c.subject, -c.delta)
 	}
 	t.counts = t.counts[:0]
 }
