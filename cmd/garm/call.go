@@ -42,9 +42,10 @@ type callTarget struct {
 }
 
 // runCall calls a tool as a persona through garmd, like curl, and prints
-// the status, the event id, the answer as indented JSON and, against a dev
-// plane, the ledger row: its outcome and, for a refusal or failure, the
-// code and the detail garmd recorded.
+// the status, when to call again if garmd said (Retry-After and the
+// RateLimit-* fields), the event id, the answer as indented JSON and,
+// against a dev plane, the ledger row: its outcome and, for a refusal or
+// failure, the code and the detail garmd recorded.
 func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("garm call", flag.ContinueOnError)
 	flags.SetOutput(stderr)
@@ -171,6 +172,7 @@ func post(ctx context.Context, t callTarget, route string, w io.Writer) (int, []
 	}
 	eventID := resp.Header.Get(eventIDHeader)
 	fmt.Fprintf(w, "HTTP %s\n", resp.Status)
+	printRetryHeaders(w, resp.Header)
 	fmt.Fprintf(w, "event %s\n", orNone(eventID))
 	fmt.Fprintln(w, prettyJSON(body))
 	if t.dev != "" && eventID != "" {
@@ -182,6 +184,21 @@ func post(ctx context.Context, t callTarget, route string, w io.Writer) (int, []
 		}
 	}
 	return resp.StatusCode, body, nil
+}
+
+// retryHeaders are the header fields that say when to call again, in the
+// spelling they are printed in: Retry-After on a 429 or a 503, and the
+// rate-limit fields on a 429 rate_limited.
+var retryHeaders = []string{"Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"}
+
+// printRetryHeaders prints each of retryHeaders the answer carries, one a
+// line as it came, so that a caller told to wait sees how long.
+func printRetryHeaders(w io.Writer, h http.Header) {
+	for _, name := range retryHeaders {
+		if v := h.Get(name); v != "" {
+			fmt.Fprintf(w, "%s: %s\n", name, v)
+		}
+	}
 }
 
 // resolveRoute is the route of t.tool: itself when it is one, else the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -64,5 +65,38 @@ func TestGarmTokenPrintsAJWTForAPersonaAndForAnAgentActingForIt(t *testing.T) {
 	}
 	if code, out := garm(t, p, "token", "nobody"); code != exitFailed {
 		t.Errorf("a token for an unknown persona: exit %d, %q", code, out)
+	}
+}
+
+// A call over its tool's limit prints, under its status, when to call
+// again: Retry-After and the RateLimit-* fields garmd answered, as they came.
+func TestGarmCallPrintsRetryAfterAndTheRateLimitFieldsOfACallOverItsLimit(t *testing.T) {
+	manifest, _ := calculatorCatalogue(t)
+	f, err := os.OpenFile(manifest, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString("limits:\n  - id: once_a_minute\n    tool: calc.v1.add\n    description: Each person adds once a minute.\n" +
+		"    key: [tenant, subject]\n    rate: {count: 1, window: minute}\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startPlane(t, manifest)
+	code, out := garm(t, p, "call", "calc.v1.add", "--as", "outsider", `{"a": 1, "b": 2}`)
+	if code != exitOK || strings.Contains(out, "Retry-After") || strings.Contains(out, "RateLimit-") {
+		t.Fatalf("the first call: exit %d, want 0 and no retry fields:\n%s", code, out)
+	}
+	code, out = garm(t, p, "call", "calc.v1.add", "--as", "outsider", `{"a": 1, "b": 2}`)
+	if code != exitFailed {
+		t.Fatalf("the call over the limit exited %d:\n%s", code, out)
+	}
+	mustContain(t, out, "HTTP 429 Too Many Requests\nRetry-After: ", "\nRateLimit-Limit: 1\nRateLimit-Remaining: 0\nRateLimit-Reset: ",
+		`"code": "rate_limited"`, `"limit": "once_a_minute"`, `ledger denied detail="limit once_a_minute`)
+	m := regexp.MustCompile(`(?m)^Retry-After: (\d+)\nRateLimit-Limit: 1\nRateLimit-Remaining: 0\nRateLimit-Reset: (\d+)$`).FindStringSubmatch(out)
+	if m == nil || m[1] == "0" || m[1] != m[2] {
+		t.Errorf("Retry-After and RateLimit-Reset are not the same positive number of seconds:\n%s", out)
 	}
 }

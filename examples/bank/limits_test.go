@@ -13,7 +13,9 @@ import (
 
 // The bank's limits (decision 0124): a payment is limited per person and,
 // lower, per agent; looking a customer up per person, high enough for the
-// tour; freezing a card by how many the card processor takes at once.
+// tour; listing cards per person and, far lower, per agent acting for one
+// (the limit the tour's agent meets); freezing a card by how many the card
+// processor takes at once.
 func TestTheBankLimitsPaymentsPerPersonAndLowerPerAgent(t *testing.T) {
 	a := buildCatalogue(t)
 	var got []string
@@ -23,6 +25,8 @@ func TestTheBankLimitsPaymentsPerPersonAndLowerPerAgent(t *testing.T) {
 	want := []string{
 		"accounts.v1.get_customer per_subject: 300 per minute per tenant+subject (LIMIT_ORIGIN_CONTRACT)",
 		"cards.v1.freeze_card card_processor: 4 in flight per tool (LIMIT_ORIGIN_CONTRACT)",
+		"cards.v1.list_cards per_agent: 3 per minute per tenant+subject+agent (LIMIT_ORIGIN_CONTRACT)",
+		"cards.v1.list_cards per_subject: 60 per minute per tenant+subject (LIMIT_ORIGIN_CONTRACT)",
 		"payments.v1.initiate_payment per_agent: 5 per hour per tenant+agent (LIMIT_ORIGIN_CONTRACT)",
 		"payments.v1.initiate_payment per_subject: 20 per hour per tenant+subject (LIMIT_ORIGIN_CONTRACT)",
 	}

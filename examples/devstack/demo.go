@@ -24,6 +24,11 @@ type demo struct {
 	tourPayment, missingPayment string
 	// overCapPaymentRequest is the demo payment above an agent's cap.
 	overCapPaymentRequest paymentRequest
+	// cardsTool is the tool the concierge lists its customer's cards with
+	// until it meets agentLimit, the contract's limit keyed on the agent
+	// and the person it acts for; personLimit is the person's own
+	// (decision 0124).
+	cardsTool, agentLimit, personLimit string
 	// otherAccount is an account the demo payment's grant does not pay
 	// from.
 	otherAccount    string
@@ -90,5 +95,8 @@ func bankDemo() demo {
 		tourPayment:           "PAY-000001",
 		missingPayment:        "PAY-999999",
 		overCapPaymentRequest: overCap,
+		cardsTool:             "cards.v1.list_cards",
+		agentLimit:            "per_agent",
+		personLimit:           "per_subject",
 	}
 }

@@ -1,10 +1,11 @@
 // Command devstack is the bank tour: the whole garm plane in one process,
 // on loopback only (design 8), as devkit/devplane runs it — an embedded NATS
 // server with JetStream and everything garmd writes to (the GARM_LEDGER,
-// GARM_AUDIT and GARM_NOTIFY streams and the GARM_GRANTS_SPENT and
-// GARM_APPROVALS buckets), the dev identity provider, the approvals
-// service's inbox, and garmd with approval requests and grants, the ledger
-// stream, the audit sink, notify and MCP on — serving the example bank: its
+// GARM_AUDIT and GARM_NOTIFY streams, the GARM_LIMITS_* counter streams and
+// the GARM_GRANTS_SPENT and GARM_APPROVALS buckets), the dev identity
+// provider, the approvals service's inbox, and garmd with approval requests
+// and grants, the ledger stream, the audit sink, notify, limits and MCP on —
+// serving the example bank: its
 // catalogue (with the calculator's tools added) built from source at start,
 // its personas, and the bank and calculator tool services in this process.
 // Once everything answers, it prints a quick-start of copy-pasteable
@@ -13,7 +14,9 @@
 // and the bank's instance rules: an agent shown only the accounts it may act
 // on, refused another customer with the rule's id, answered another
 // customer's payment exactly as a missing one, and refused a payment over
-// its cap before any approval is asked.
+// its cap before any approval is asked; and last an agent listing its
+// customer's cards until it meets its limit, 429 rate_limited with
+// Retry-After, while the customer himself is still served.
 //
 //	make dev                      # go run ./examples/devstack
 //	go run ./examples/devstack --ledger --verbose

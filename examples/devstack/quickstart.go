@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/template"
 
@@ -120,6 +121,28 @@ curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.PaymentRoute}} -H "A
   -H 'Content-Type: application/json' -d '{{.OverCapPaymentBody}}' | jq .
 #   -> 403 permission_denied
 
+# Limits: an agent in a loop meets its own limit long before a person meets theirs. {{.CardsTool}}
+# lets a person list cards {{.PersonLimitCount}} times a minute ({{.PersonLimit}}), and an agent acting for one
+# {{.AgentLimitCount}} ({{.AgentLimit}}); both are in the contract, and the listing shows them to the caller they
+# apply to. The agent {{.Concierge}}, acting for {{.Customer}}, lists his cards {{.AgentLimitCount}} times (run again within the
+# minute, each answers 429):
+for i in {{.AgentLimitLoop}}; do curl -s -o /dev/null -w '%{http_code}\n' {{.URLs.Garmd}}{{.CardsRoute}} -H "Authorization: Bearer $CONCIERGE" -H 'Content-Type: application/json' -d '{{.OwnCardsBody}}'; done
+#   -> 200
+# Once more within the minute: refused before the bank is asked, 429 rate_limited naming {{.AgentLimit}},
+# with Retry-After and the RateLimit-* fields (-D /dev/stderr prints the answer's header on stderr):
+curl -s -D /dev/stderr {{.URLs.Garmd}}{{.CardsRoute}} -H "Authorization: Bearer $CONCIERGE" \
+  -H 'Content-Type: application/json' -d '{{.OwnCardsBody}}' | jq .
+#   -> 429 rate_limited
+# {{.Customer}} himself is still served: a person's limit is his own.
+CUSTOMER=$(curl -s '{{.URLs.IdP}}/token?user={{.Customer}}')
+curl -s -w '%{stderr}HTTP %{http_code}\n' {{.URLs.Garmd}}{{.CardsRoute}} -H "Authorization: Bearer $CUSTOMER" \
+  -H 'Content-Type: application/json' -d '{{.OwnCardsBody}}' | jq .
+#   -> 200
+# garm call (make install) prints the same refusal with Retry-After and RateLimit-* under its status,
+# and the ledger row naming the limit:
+#   garm call {{.CardsTool}} --as {{.Customer}} --agent {{.Concierge}} '{{.OwnCardsBody}}'
+# Over MCP, the same tools/call is an isError result carrying the same body.
+
 Every call to garmd above but the listings writes one ledger row to GARM_LEDGER; run with
 --ledger to watch them land. Ctrl-C stops everything.
 
@@ -164,6 +187,13 @@ type quickStart struct {
 	PaymentStatusRoute                          string
 	OwnBalanceBody, TourPaymentBody             string
 	MissingPaymentBody, OverCapPaymentBody      string
+
+	// The limit's step.
+	CardsTool, CardsRoute, OwnCardsBody string
+	AgentLimit, PersonLimit             string
+	AgentLimitCount, PersonLimitCount   uint32
+	// AgentLimitLoop is 1 … AgentLimitCount, for a shell's for loop.
+	AgentLimitLoop string
 }
 
 // newQuickStart gathers what the text shows from the catalogue, the
@@ -174,7 +204,7 @@ func newQuickStart(c *builder.Catalogue, personas *idp.Personas, d demo) (quickS
 	for _, t := range c.Artifact.Tools() {
 		tools[t.FQN] = t
 	}
-	for _, fqn := range []string{d.customerTool, d.paymentTool, d.balanceTool, d.paymentStatusTool} {
+	for _, fqn := range []string{d.customerTool, d.paymentTool, d.balanceTool, d.paymentStatusTool, d.cardsTool} {
 		if tools[fqn] == nil {
 			return quickStart{}, fmt.Errorf("the catalogue lacks %s, which the quick-start calls", fqn)
 		}
@@ -206,7 +236,25 @@ func newQuickStart(c *builder.Catalogue, personas *idp.Personas, d demo) (quickS
 		SelfCustomer: d.selfCustomer, ConciergeAccount: d.conciergeAccount, TourPayment: d.tourPayment,
 		BalanceTool: d.balanceTool, BalanceRoute: tools[d.balanceTool].Method,
 		PaymentStatusRoute: tools[d.paymentStatusTool].Method,
+
+		CardsTool: d.cardsTool, CardsRoute: tools[d.cardsTool].Method,
+		AgentLimit: d.agentLimit, PersonLimit: d.personLimit,
 	}
+	for _, l := range []struct {
+		id   string
+		into *uint32
+	}{{d.agentLimit, &q.AgentLimitCount}, {d.personLimit, &q.PersonLimitCount}} {
+		n, ok := rateLimitCount(c, d.cardsTool, l.id)
+		if !ok {
+			return quickStart{}, fmt.Errorf("the catalogue has no rate limit %s on %s, which the quick-start meets", l.id, d.cardsTool)
+		}
+		*l.into = n
+	}
+	loop := make([]string, q.AgentLimitCount)
+	for i := range loop {
+		loop[i] = strconv.Itoa(i + 1)
+	}
+	q.AgentLimitLoop = strings.Join(loop, " ")
 	for _, b := range []struct {
 		into *string
 		v    any
@@ -218,6 +266,7 @@ func newQuickStart(c *builder.Catalogue, personas *idp.Personas, d demo) (quickS
 		{&q.TourPaymentBody, paymentStatusRequest{PaymentID: d.tourPayment}},
 		{&q.MissingPaymentBody, paymentStatusRequest{PaymentID: d.missingPayment}},
 		{&q.OverCapPaymentBody, d.overCapPaymentRequest},
+		{&q.OwnCardsBody, d.ownBalanceRequest},
 	} {
 		body, err := jsonBody(b.v)
 		if err != nil {
@@ -226,6 +275,17 @@ func newQuickStart(c *builder.Catalogue, personas *idp.Personas, d demo) (quickS
 		*b.into = body
 	}
 	return q, nil
+}
+
+// rateLimitCount is the count of the rate limit id of tool in the
+// catalogue, as garmd enforces it.
+func rateLimitCount(c *builder.Catalogue, tool, id string) (uint32, bool) {
+	for _, p := range c.Artifact.Catalogue.GetLimits() {
+		if p.GetTool() == tool && p.GetLimit().GetId() == id && p.GetLimit().GetRate() != nil {
+			return p.GetLimit().GetRate().GetCount(), true
+		}
+	}
+	return 0, false
 }
 
 // render is the text over the stack's URLs.

@@ -91,7 +91,19 @@ func TestEveryQuickStartCommandRuns(t *testing.T) {
 		default:
 			t.Fatalf("%q calls %s, which is not the stack's garmd or IdP", line, req.URL)
 		}
+		if cmd.repeat > 0 {
+			clearOfAMinutesEnd() // the loop meets a limit of a minute's window
+		}
 		a := c.do(req)
+		for range cmd.repeat - 1 {
+			if a.status != cmd.wantStatus {
+				break
+			}
+			if req, err = curlRequest(words); err != nil {
+				t.Fatal(err)
+			}
+			a = c.do(req)
+		}
 		if cmd.approvalID {
 			var refusal struct {
 				Code     string
@@ -119,8 +131,13 @@ func TestEveryQuickStartCommandRuns(t *testing.T) {
 			t.Errorf("%q is not followed by the line saying what it answers", line)
 			continue
 		}
-		if !cmd.pretty || !slices.Contains(words, statusFormat) {
-			t.Errorf("%q does not print its HTTP status (-w %q) and pretty JSON (| jq .)", line, statusFormat)
+		switch {
+		case cmd.repeat > 0:
+			if !slices.Contains(words, loopStatusFormat) || !slices.Contains(words, "/dev/null") {
+				t.Errorf("%q, in a loop, does not print each status alone (-o /dev/null -w %q)", line, loopStatusFormat)
+			}
+		case !cmd.pretty || !(slices.Contains(words, statusFormat) || slices.Contains(words, headerDump)):
+			t.Errorf("%q does not print its HTTP status (-w %q or -D %s) and pretty JSON (| jq .)", line, statusFormat, headerDump)
 		}
 		if req.URL.Path == listToolsRoute && strings.Contains(line, "$OUTSIDER") {
 			if !strings.Contains(a.body, `"calc.v1.`) || strings.Contains(a.body, `"accounts.v1.`) {
@@ -134,6 +151,12 @@ func TestEveryQuickStartCommandRuns(t *testing.T) {
 			var body struct{ Code string }
 			if err := json.Unmarshal([]byte(a.body), &body); err != nil || body.Code != cmd.wantCode {
 				t.Errorf("%q answered %s; the quick-start says %s", line, a.body, cmd.wantCode)
+			}
+		}
+		if a.status == http.StatusTooManyRequests {
+			checkRateLimited(t, line, a, bankDemo().agentLimit)
+			if !slices.Contains(words, headerDump) {
+				t.Errorf("%q answers 429 but does not show its header (-D %s), where Retry-After is", line, headerDump)
 			}
 		}
 	}
@@ -153,15 +176,25 @@ type command struct {
 	// approvalID: the command's answer is a grant_required refusal whose
 	// approval.id the variable takes (| jq -r .approval.id).
 	approvalID bool
+	// repeat is how many times a loop (for i in 1 2 3; do curl …; done)
+	// makes the call, each answering wantStatus; 0: not a loop.
+	repeat int
 }
 
 // statusFormat is the -w of every call: the status on stderr, so that the
-// answer alone reaches jq.
-const statusFormat = `%{stderr}HTTP %{http_code}\n`
+// answer alone reaches jq. headerDump is -D's value where a call shows its
+// answer's header, its status line first, instead; loopStatusFormat the -w
+// of a call in a loop, which prints each status alone.
+const (
+	statusFormat     = `%{stderr}HTTP %{http_code}\n`
+	headerDump       = "/dev/stderr"
+	loopStatusFormat = `%{http_code}\n`
+)
 
 var (
 	assignment = regexp.MustCompile(`^([A-Z_][A-Z0-9_]*)=\$\((.*)\)$`)
 	answers    = regexp.MustCompile(`^#\s+-> (\d{3})(?: ([a-z_]+))?$`)
+	loop       = regexp.MustCompile(`^for i in ((?:\d+ )*\d+); do (curl .*); done$`)
 )
 
 // commands are the quick-start's commands: every line that mentions curl,
@@ -184,6 +217,9 @@ func commands(t *testing.T, text string) []command {
 			line = strings.TrimSuffix(line, `\`) + " " + strings.TrimSpace(lines[i])
 		}
 		cmd := command{line: line}
+		if m := loop.FindStringSubmatch(line); m != nil {
+			cmd.line, cmd.repeat = m[2], len(strings.Fields(m[1]))
+		}
 		cmd.line, cmd.pretty = strings.CutSuffix(cmd.line, " | jq .")
 		if m := assignment.FindStringSubmatch(line); m != nil {
 			cmd.assigns, cmd.line = m[1], m[2]
@@ -279,7 +315,7 @@ func shellWords(line string, vars map[string]string) ([]string, error) {
 	return words, nil
 }
 
-// curlRequest is the request curl makes for words (curl -s [-w format] [-X method]
+// curlRequest is the request curl makes for words (curl -s [-w format] [-o file] [-D file] [-X method]
 // [-H header]… [-d body] url), with curl's defaults: GET, or POST with a
 // form content type when -d is given.
 func curlRequest(words []string) (*http.Request, error) {
@@ -301,8 +337,8 @@ func curlRequest(words []string) (*http.Request, error) {
 		var err error
 		switch {
 		case w == "-s":
-		case w == "-w":
-			_, err = value() // what curl prints after the answer
+		case w == "-w", w == "-o", w == "-D":
+			_, err = value() // where and what curl prints of the answer
 		case w == "-X":
 			method, err = value()
 		case w == "-H":

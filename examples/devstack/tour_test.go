@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/garm-dev/garm/approvals/approvalstest"
 	"github.com/garm-dev/garm/approvals/pending"
@@ -49,8 +52,9 @@ var listed = map[string][]string{
 // per persona, an agent seeing no more than the user it acts for, and a
 // payment that asks for an approval, refuses the caller's own approval and
 // the approved grant on another paying account, spends it once and is
-// refused the replay; then the instance rules (checkInstanceRules). The
-// ledger then holds exactly one row per call made.
+// refused the replay; then the instance rules (checkInstanceRules) and an
+// agent meeting its limit (checkAgentLimit). The ledger then holds exactly
+// one row per call made.
 func TestTheTour(t *testing.T) {
 	s := startStack(t, testOptions(t))
 	c := newClient(t, s)
@@ -156,7 +160,10 @@ func TestTheTour(t *testing.T) {
 	expect("initiate_payment with the spent grant", c.call(paymentRoute, treasurer, paymentBody, "Garm-Approval", approvalID),
 		http.StatusForbidden, permissionDenied, row{d.paymentTool, "denied", ""})
 
+	instanceStart := len(wantRows)
 	checkInstanceRules(t, c, d, routes, payment.Payment.PaymentID, expect)
+	limitRow := len(wantRows) + countOf(t, s, d.cardsTool, d.agentLimit)
+	checkAgentLimit(t, c, s, d, routes, expect)
 
 	// Listing calls that succeed write no row; every other call writes one.
 	rows := ledger.exactly(len(wantRows))
@@ -169,7 +176,81 @@ func TestTheTour(t *testing.T) {
 		}
 	}
 	checkRedactionCounts(t, rows)
-	checkRuleColumns(t, rows[len(rows)-len(instanceRows):])
+	checkRuleColumns(t, rows[instanceStart:instanceStart+len(instanceRows)])
+	if e := rows[limitRow]; e.GetLimitId() != d.agentLimit || e.GetLimitKey() != "tenant+subject+agent" {
+		t.Errorf("the refusal's row names the limit %q keyed on %q; want %s on tenant+subject+agent", e.GetLimitId(), e.GetLimitKey(), d.agentLimit)
+	}
+}
+
+// checkAgentLimit walks the tour's limit step: the concierge acting for the
+// customer lists his cards as many times as its limit allows, is refused the
+// next 429 rate_limited naming the limit with a Retry-After, and the
+// customer himself is then still served.
+func checkAgentLimit(t *testing.T, c *client, s *Stack, d demo, routes map[string]string,
+	expect func(string, answer, int, string, tourRow)) {
+	t.Helper()
+	concierge := c.token(d.customer, d.concierge)
+	route, body := routes[d.cardsTool], mustJSON(t, d.ownBalanceRequest)
+	const conciergeSubject = "agent:banking-concierge"
+	clearOfAMinutesEnd()
+	for i := range countOf(t, s, d.cardsTool, d.agentLimit) {
+		a := c.call(route, concierge, body)
+		expect(fmt.Sprintf("list_cards as the concierge, call %d", i+1), a, http.StatusOK, a.body, tourRow{d.cardsTool, "ok", conciergeSubject})
+	}
+	over := c.call(route, concierge, body)
+	expect("list_cards as the concierge over its limit", over, http.StatusTooManyRequests, over.body, tourRow{d.cardsTool, "denied", conciergeSubject})
+	checkRateLimited(t, "list_cards as the concierge over its limit", over, d.agentLimit)
+	self := c.call(route, c.token(d.customer, ""), body)
+	expect("list_cards as the customer after his agent's refusal", self, http.StatusOK, self.body, tourRow{d.cardsTool, "ok", ""})
+	// The tour run again within the minute: the agent is refused at once.
+	again := c.call(route, concierge, body)
+	expect("list_cards as the concierge, the tour run again", again, http.StatusTooManyRequests, again.body, tourRow{d.cardsTool, "denied", conciergeSubject})
+	checkRateLimited(t, "list_cards as the concierge, the tour run again", again, d.agentLimit)
+}
+
+// clearOfAMinutesEnd waits, when a minute ends within the next few
+// seconds, for the next to begin, so that calls meant to meet a limit of a
+// minute's window are counted in one.
+func clearOfAMinutesEnd() {
+	const margin = 5 * time.Second
+	if left := time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)); left < margin {
+		time.Sleep(left + 100*time.Millisecond)
+	}
+}
+
+// countOf is the count of the rate limit id of tool in the stack's
+// catalogue.
+func countOf(t *testing.T, s *Stack, tool, id string) int {
+	t.Helper()
+	n, ok := rateLimitCount(s.Catalogue(), tool, id)
+	if !ok || n == 0 {
+		t.Fatalf("the catalogue has no rate limit %s on %s", id, tool)
+	}
+	return int(n)
+}
+
+// checkRateLimited holds a to a 429 rate_limited naming the limit id, with
+// the same positive number of seconds in retry_after_seconds, Retry-After
+// and RateLimit-Reset, and RateLimit-Limit and RateLimit-Remaining 0.
+func checkRateLimited(t *testing.T, name string, a answer, id string) {
+	t.Helper()
+	var body struct {
+		Code              string
+		Limit             string
+		RetryAfterSeconds int64 `json:"retry_after_seconds"`
+	}
+	if err := json.Unmarshal([]byte(a.body), &body); err != nil || a.status != http.StatusTooManyRequests || body.Code != "rate_limited" || body.Limit != id {
+		t.Errorf("%s: answered %d %s; want 429 rate_limited naming the limit %s", name, a.status, a.body, id)
+		return
+	}
+	after, err := strconv.ParseInt(a.header.Get("Retry-After"), 10, 64)
+	if err != nil || after <= 0 || after != body.RetryAfterSeconds || a.header.Get("RateLimit-Reset") != a.header.Get("Retry-After") {
+		t.Errorf("%s: Retry-After %q, RateLimit-Reset %q, retry_after_seconds %d; want one positive number of seconds",
+			name, a.header.Get("Retry-After"), a.header.Get("RateLimit-Reset"), body.RetryAfterSeconds)
+	}
+	if a.header.Get("RateLimit-Limit") == "" || a.header.Get("RateLimit-Remaining") != "0" {
+		t.Errorf("%s: RateLimit-Limit %q, RateLimit-Remaining %q", name, a.header.Get("RateLimit-Limit"), a.header.Get("RateLimit-Remaining"))
+	}
 }
 
 // instanceRows are what the ledger says of checkInstanceRules' five calls,

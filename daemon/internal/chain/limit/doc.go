@@ -25,8 +25,10 @@
 //     ends, and the count of a replica that died ends with its lease
 //     (Lease, docs/decisions/0127).
 //   - Fail closed: a count that does not answer within Bound refuses the
-//     call 503 limit_unavailable; a soft limit admits on the replica's
-//     share of the limit instead.
+//     call 503 limit_unavailable; a soft limit admits instead on the
+//     replica's share of what the bus last said remained of the window
+//     (the highest total the bus returned to its admissions is recorded
+//     per subject, in a bounded map; a hard limit records nothing).
 //   - Release gives back what a call counted that it did not use: a rate's
 //     when the call never reached the tool, a concurrency bound's always.
 //

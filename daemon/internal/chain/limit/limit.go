@@ -62,11 +62,18 @@ type Limiter struct {
 	// known are the counter subjects this replica has counted in their
 	// window: their key is already within the tenant's cap.
 	known map[string]struct{}
-	// local are soft limits' local buckets, by counter subject.
-	local map[string]int64
+	// soft are soft limits' local buckets, by counter subject: what the
+	// bus last said and what this replica admitted on its own since
+	// (docs/decisions/0128).
+	soft map[string]bucket
 }
 
-// maxRemembered bounds known and local: past it they are forgotten
+// bucket is a soft limit's local bucket for one counter subject: seen is
+// the highest total the bus returned to this replica's admissions (0: none
+// yet), spent what this replica admitted while the bus was away.
+type bucket struct{ seen, spent int64 }
+
+// maxRemembered bounds known and soft: past it they are forgotten
 // (docs/decisions/0126).
 const maxRemembered = 1 << 16
 
@@ -89,7 +96,7 @@ func New(cfg Config) *Limiter {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Limiter{cfg: cfg, known: map[string]struct{}{}, local: map[string]int64{}}
+	return &Limiter{cfg: cfg, known: map[string]struct{}{}, soft: map[string]bucket{}}
 }
 
 // Calibrate reads the bus's clock, which every window is counted by. It is
@@ -209,6 +216,9 @@ func (l *Limiter) admitOne(ctx context.Context, lim *Limit, tenant, key string, 
 		return l.away(lim, key, now, t, "the counter could not be reached: "+err.Error())
 	}
 	t.counts = append(t.counts, counted{subject: subject, delta: int64(lim.Cost), concurrency: lim.Concurrency, bus: true})
+	if lim.Soft {
+		l.saw(subject, total)
+	}
 	if lim.Concurrency {
 		prev, err := l.cfg.Counter.Add(bounded, lim.prefix+strconv.FormatInt(idx-1, 10)+"."+key, 0)
 		if err != nil {
@@ -228,22 +238,30 @@ func (l *Limiter) admitOne(ctx context.Context, lim *Limit, tenant, key string, 
 }
 
 // away decides a call whose count could not be made: a hard limit refuses
-// it; a soft one admits it on this replica's share of the limit.
+// it; a soft one admits it on this replica's share of what the bus last
+// said remained of the window: max(0, count − the last total seen) over
+// the replicas, or count over the replicas (at least one call's cost) when
+// this replica has seen no total for the window.
 func (l *Limiter) away(lim *Limit, key string, now time.Time, t *Ticket, detail string) error {
 	if !lim.Soft {
 		return deny.Fail(deny.LimitUnavailable, deny.KindLimitUnavailable, "limit "+lim.ID+": "+detail)
 	}
 	idx := now.UnixNano() / int64(lim.Span)
 	subject := lim.prefix + strconv.FormatInt(idx, 10) + "." + key
-	share := max(int64(lim.Count)/int64(l.cfg.Replicas), int64(lim.Cost))
+	replicas := int64(l.cfg.Replicas)
 	l.mu.Lock()
-	if len(l.local) >= maxRemembered {
-		clear(l.local)
+	if len(l.soft) >= maxRemembered {
+		clear(l.soft)
 	}
-	n := l.local[subject] + int64(lim.Cost)
-	admit := n <= share
+	b := l.soft[subject]
+	share := max(int64(lim.Count)/replicas, int64(lim.Cost))
+	if b.seen > 0 {
+		share = max(0, int64(lim.Count)-b.seen) / replicas
+	}
+	admit := b.spent+int64(lim.Cost) <= share
 	if admit {
-		l.local[subject] = n
+		b.spent += int64(lim.Cost)
+		l.soft[subject] = b
 	}
 	l.mu.Unlock()
 	if !admit {
@@ -251,6 +269,22 @@ func (l *Limiter) away(lim *Limit, key string, now time.Time, t *Ticket, detail 
 	}
 	t.counts = append(t.counts, counted{subject: subject, delta: int64(lim.Cost), concurrency: lim.Concurrency})
 	return nil
+}
+
+// saw records total, the bus's answer to an admission for a soft limit's
+// subject. The highest answer is kept: two calls' answers may be recorded
+// in another order than the bus gave them, and a give-back that lowered
+// the total since only makes the share smaller than it could be, never
+// larger.
+func (l *Limiter) saw(subject string, total int64) {
+	l.mu.Lock()
+	if len(l.soft) >= maxRemembered {
+		clear(l.soft)
+	}
+	b := l.soft[subject]
+	b.seen = max(b.seen, total)
+	l.soft[subject] = b
+	l.mu.Unlock()
 }
 
 func refuse(lim *Limit, now time.Time, idx int64, detail string) error {
@@ -293,8 +327,9 @@ func (l *Limiter) Release(ctx context.Context, t *Ticket, dispatched bool) {
 		}
 		if !c.bus {
 			l.mu.Lock()
-			if n, ok := l.local[c.subject]; ok {
-				l.local[c.subject] = n - c.delta
+			if b, ok := l.soft[c.subject]; ok {
+				b.spent -= c.delta
+				l.soft[c.subject] = b
 			}
 			l.mu.Unlock()
 			continue

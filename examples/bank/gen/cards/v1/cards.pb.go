@@ -772,13 +772,15 @@ const file_cards_v1_cards_proto_rawDesc = "" +
 	"\x12FREEZE_REASON_LOST\x10\x01\x12\x18\n" +
 	"\x14FREEZE_REASON_STOLEN\x10\x02\x12!\n" +
 	"\x1dFREEZE_REASON_SUSPECTED_FRAUD\x10\x03\x12\"\n" +
-	"\x1eFREEZE_REASON_CUSTOMER_REQUEST\x10\x042\x84\x1a\n" +
-	"\fCardsService\x12\xa4\a\n" +
-	"\tListCards\x12\x1a.cards.v1.ListCardsRequest\x1a\x1b.cards.v1.ListCardsResponse\"\xdd\x06\x92\xb5\x18\xd8\x06\x12\x17List a customer's cards\x1anReturns every payment card a customer holds: its id, number, brand, expiry and whether it is active or frozen. \x01(\x142\tcard-dataB\x04\b\x01\x10\x03R\xb3\x03\n" +
+	"\x1eFREEZE_REASON_CUSTOMER_REQUEST\x10\x042\xa4\x1c\n" +
+	"\fCardsService\x12\xc4\t\n" +
+	"\tListCards\x12\x1a.cards.v1.ListCardsRequest\x1a\x1b.cards.v1.ListCardsResponse\"\xfd\b\x92\xb5\x18\xf8\b\x12\x17List a customer's cards\x1anReturns every payment card a customer holds: its id, number, brand, expiry and whether it is active or frozen. \x01(\x142\tcard-dataB\x04\b\x01\x10\x03R\xb3\x03\n" +
 	"\\A customer asks about their cards, or you need a card's id before freezing or unfreezing it.\x123You need the customer's balances: call get_balance.\x1a:\n" +
 	"\x1dThe cards of customer C-1001.\x12\x19{\"customer_id\": \"C-1001\"}\"\xe1\x01A 404 refusal means no customer has that id. Confirm the id with the customer (it looks like C-1234) rather than trying others. A 403 refusal naming the rule own_customer means you may ask only about the customer you act for.Z\xea\x01\n" +
 	"\xe7\x01\n" +
-	"\fown_customer\x12YA caller who does not serve any customer may ask only about the customer its token names.\x1a|'any-customer' in principal.compartments || (has(request.customer_id) && request.customer_id == principal.attrs.customer_id)b\asupportb\fself-service\x12\xca\t\n" +
+	"\fown_customer\x12YA caller who does not serve any customer may ask only about the customer its token names.\x1a|'any-customer' in principal.compartments || (has(request.customer_id) && request.customer_id == principal.attrs.customer_id)b\asupportb\fself-service\x82\x01i\n" +
+	"\vper_subject\x12PEach person, or an agent acting for them, lists cards at most 60 times a minute.\x1a\x02\x01\x02\"\x04\b<\x10\x02\x82\x01\xb0\x01\n" +
+	"\tper_agent\x12\x97\x01An agent lists the cards of one person it acts for at most 3 times a minute: the list rarely changes, and an agent asking again and again is in a loop.\x1a\x03\x01\x02\x03\"\x04\b\x03\x10\x02\x12\xca\t\n" +
 	"\n" +
 	"FreezeCard\x12\x1b.cards.v1.FreezeCardRequest\x1a\x1c.cards.v1.FreezeCardResponse\"\x80\t\x92\xb5\x18\xfb\b\x12\rFreeze a card\x1a\x95\x01Freezes a card so that no payment or withdrawal can be made with it until unfreeze_card is called. A person on the card team is told of every freeze. \x02(\x142\tcard-dataB\x1a\x10\x02\"\x16cards.v1.unfreeze_cardJe\b\x02*aThe card team reviews freezes for fraud patterns; the customer can still be helped while it does.R\xa8\x04\n" +
 	"\x93\x01A customer reports a card lost or stolen, or you see payments on it the customer does not recognise. Freeze first: it is undone with unfreeze_card.\x12\x82\x01The card is already frozen (list_cards says so). The customer wants to stop one payment: a freeze stops every payment on the card.\x1ao\n" +
