@@ -110,16 +110,23 @@ func rereadOption(options, into proto.Message, resolver *protoregistry.Types, xt
 
 // unknownFields lists, sorted, where m or any message below it holds fields
 // its linked descriptor does not declare.
+//
+// Only fields that hold messages can hold unknown fields below them, so a
+// message without extension ranges is walked through its message fields
+// alone, with no path built and no value boxed for a scalar field; one
+// that may hold extensions is walked through every populated field
+// (Range), extensions included. Either way the fields visited are the
+// populated ones (Has), and the list is the same.
 func unknownFields(m protoreflect.Message, path string) []string {
 	var found []string
 	if len(m.GetUnknown()) > 0 {
 		found = append(found, path+": "+describeUnknown(m.GetUnknown()))
 	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		child := path + "." + string(fd.Name())
+	visit := func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
 		case fd.IsMap():
 			if fd.MapValue().Message() != nil {
+				child := path + "." + string(fd.Name())
 				v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
 					found = append(found, unknownFields(mv.Message(), fmt.Sprintf("%s[%v]", child, k.Interface()))...)
 					return true
@@ -127,15 +134,27 @@ func unknownFields(m protoreflect.Message, path string) []string {
 			}
 		case fd.IsList():
 			if fd.Message() != nil {
+				child := path + "." + string(fd.Name())
 				for i := 0; i < v.List().Len(); i++ {
 					found = append(found, unknownFields(v.List().Get(i).Message(), fmt.Sprintf("%s[%d]", child, i))...)
 				}
 			}
 		case fd.Message() != nil:
-			found = append(found, unknownFields(v.Message(), child)...)
+			found = append(found, unknownFields(v.Message(), path+"."+string(fd.Name()))...)
 		}
 		return true
-	})
+	}
+	if md := m.Descriptor(); md.ExtensionRanges().Len() > 0 {
+		m.Range(visit)
+	} else {
+		fields := md.Fields()
+		for i := range fields.Len() {
+			fd := fields.Get(i)
+			if fd.Message() != nil && m.Has(fd) {
+				visit(fd, m.Get(fd))
+			}
+		}
+	}
 	sort.Strings(found)
 	return found
 }
