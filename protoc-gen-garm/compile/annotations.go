@@ -95,6 +95,9 @@ func rereadOption(options, into proto.Message, resolver *protoregistry.Types, xt
 	if options == nil {
 		return nil, nil
 	}
+	if value, ok := readUndecodedOption(options.ProtoReflect(), resolver, xt); ok {
+		return value, nil
+	}
 	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(options)
 	if err != nil {
 		return nil, fmt.Errorf("%s: reading (%s): %w", where, xt.TypeDescriptor().FullName(), err)
@@ -108,18 +111,94 @@ func rereadOption(options, into proto.Message, resolver *protoregistry.Types, xt
 	return proto.GetExtension(into, xt).(proto.Message), nil
 }
 
+// readUndecodedOption is rereadOption's answer read from options' unknown
+// fields alone, without encoding the options and decoding all of them
+// again, for options decoded with their extensions left unresolved (as the
+// artifact reader decodes every descriptor's): xt's value is then made of
+// xt's records among the unknown fields, merged in order, and decoding
+// their payloads one after another is that merge. ok is false, and the
+// caller re-reads the whole options, whenever the answer could be anything
+// else or an error: an extension decoded in options, a record of xt that is
+// not length-delimited, a record of another extension resolver knows for
+// options (re-reading decodes it too, and may refuse it), unknown fields or
+// a payload that do not decode.
+func readUndecodedOption(m protoreflect.Message, resolver *protoregistry.Types, xt protoreflect.ExtensionType) (value proto.Message, ok bool) {
+	xd := xt.TypeDescriptor()
+	if xd.Kind() != protoreflect.MessageKind || xd.ContainingMessage().FullName() != m.Descriptor().FullName() {
+		return nil, false
+	}
+	if known, err := resolver.FindExtensionByNumber(xd.ContainingMessage().FullName(), xd.Number()); err != nil || known != xt {
+		return nil, false
+	}
+	decoded := false
+	m.Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
+		decoded = fd.IsExtension()
+		return !decoded
+	})
+	if decoded {
+		return nil, false
+	}
+	var payload []byte
+	found := false
+	for raw := m.GetUnknown(); len(raw) > 0; {
+		num, typ, n := protowire.ConsumeField(raw)
+		if n < 0 {
+			return nil, false
+		}
+		switch {
+		case num == xd.Number():
+			if typ != protowire.BytesType {
+				return nil, false
+			}
+			_, _, tagLen := protowire.ConsumeTag(raw)
+			v, vn := protowire.ConsumeBytes(raw[tagLen:n])
+			if vn < 0 {
+				return nil, false
+			}
+			if !found {
+				// The one record's payload, read in place; capped, so a
+				// second record's append copies rather than writing into
+				// the options' bytes.
+				payload, found = v[:len(v):len(v)], true
+			} else {
+				payload = append(payload, v...)
+			}
+		default:
+			if _, err := resolver.FindExtensionByNumber(m.Descriptor().FullName(), num); err == nil {
+				return nil, false
+			}
+		}
+		raw = raw[n:]
+	}
+	if !found {
+		return nil, true
+	}
+	value = xt.New().Message().Interface()
+	if err := (proto.UnmarshalOptions{Resolver: resolver}).Unmarshal(payload, value); err != nil {
+		return nil, false
+	}
+	return value, true
+}
+
 // unknownFields lists, sorted, where m or any message below it holds fields
 // its linked descriptor does not declare.
+//
+// Only fields that hold messages can hold unknown fields below them, so a
+// message without extension ranges is walked through its message fields
+// alone, with no path built and no value boxed for a scalar field; one
+// that may hold extensions is walked through every populated field
+// (Range), extensions included. Either way the fields visited are the
+// populated ones (Has), and the list is the same.
 func unknownFields(m protoreflect.Message, path string) []string {
 	var found []string
 	if len(m.GetUnknown()) > 0 {
 		found = append(found, path+": "+describeUnknown(m.GetUnknown()))
 	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		child := path + "." + string(fd.Name())
+	visit := func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
 		case fd.IsMap():
 			if fd.MapValue().Message() != nil {
+				child := path + "." + string(fd.Name())
 				v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
 					found = append(found, unknownFields(mv.Message(), fmt.Sprintf("%s[%v]", child, k.Interface()))...)
 					return true
@@ -127,15 +206,27 @@ func unknownFields(m protoreflect.Message, path string) []string {
 			}
 		case fd.IsList():
 			if fd.Message() != nil {
+				child := path + "." + string(fd.Name())
 				for i := 0; i < v.List().Len(); i++ {
 					found = append(found, unknownFields(v.List().Get(i).Message(), fmt.Sprintf("%s[%d]", child, i))...)
 				}
 			}
 		case fd.Message() != nil:
-			found = append(found, unknownFields(v.Message(), child)...)
+			found = append(found, unknownFields(v.Message(), path+"."+string(fd.Name()))...)
 		}
 		return true
-	})
+	}
+	if md := m.Descriptor(); md.ExtensionRanges().Len() > 0 {
+		m.Range(visit)
+	} else {
+		fields := md.Fields()
+		for i := range fields.Len() {
+			fd := fields.Get(i)
+			if fd.Message() != nil && m.Has(fd) {
+				visit(fd, m.Get(fd))
+			}
+		}
+	}
 	sort.Strings(found)
 	return found
 }

@@ -27,7 +27,11 @@
 //
 // Annotations are read against the vocabulary linked into this build; an
 // annotation using a field this build does not know is refused, because a
-// declaration that nothing enforces must not pass silently. Plans are built
+// declaration that nothing enforces must not pass silently. Options decoded
+// with their extensions left unresolved (as the artifact reader decodes
+// them) are read from their undecoded fields; any other options are
+// encoded and read back whole, with the same answer (docs/decisions/0141).
+// Plans are built
 // only from a model that lint accepted: PlanMessage fails where lint would
 // refuse rather than guess.
 package compile

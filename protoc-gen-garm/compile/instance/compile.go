@@ -63,13 +63,21 @@ func (e *Env) Compile(t Target, expression string) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	parsed, iss := env.Parse(expression)
-	if iss.Err() != nil {
-		return nil, fmt.Errorf("does not parse: %s", oneLine(iss.Err().Error()))
+	pr := e.parsed(expression)
+	if pr.err != nil {
+		return nil, pr.err
 	}
-	if err := e.checkPrincipalNames(parsed.NativeRep().Expr()); err != nil {
+	parsed, err := copyParse(env, pr)
+	if err != nil {
 		return nil, err
 	}
+	return e.program(t, env, parsed, pr.all)
+}
+
+// program checks parsed, a tree of its own, in env, the environment of t,
+// bounds its cost and plans it; all is the IDs of the comprehensions all()
+// expanded to.
+func (e *Env) program(t Target, env *cel.Env, parsed *cel.Ast, all map[int64]bool) (*Program, error) {
 	checked, iss := env.Check(parsed)
 	if iss.Err() != nil {
 		return nil, fmt.Errorf("does not type-check: %s", checkErrors(iss))
@@ -79,7 +87,7 @@ func (e *Env) Compile(t Target, expression string) (*Program, error) {
 	}
 	answer, _ := answerVariable(t.Phase)
 	p := &Program{checked: checked, env: env, adapter: env.CELTypeAdapter(), envAttrs: e.attrs, answer: answer}
-	w := &walker{reads: map[string]bool{}, compartments: map[string]bool{}, allOver: map[string]bool{}, tested: map[string]bool{}, info: checked.NativeRep().SourceInfo()}
+	w := &walker{reads: map[string]bool{}, compartments: map[string]bool{}, allOver: map[string]bool{}, tested: map[string]bool{}, all: all}
 	w.visit(checked.NativeRep().Expr(), nil)
 	p.reads, p.compartments, p.allOver, p.tested = sortedKeys(w.reads), sortedKeys(w.compartments), sortedKeys(w.allOver), sortedKeys(w.tested)
 
@@ -95,8 +103,7 @@ func (e *Env) Compile(t Target, expression string) (*Program, error) {
 		return nil, &CostError{fmt.Sprintf("its worst-case cost %d is above the limit %d: lower the declared sizes it reads (%s)", cost.Max, MaxCost, strings.Join(p.reads, ", "))}
 	}
 	p.cost = cost.Max
-	p.prg, err = env.Program(checked)
-	if err != nil {
+	if p.prg, err = env.Program(checked); err != nil {
 		return nil, fmt.Errorf("cannot be planned: %s", oneLine(err.Error()))
 	}
 	return p, nil
@@ -210,7 +217,8 @@ func (e *Env) isPrincipalVariable(q string) bool {
 // compartments it tests and the lists it quantifies with all().
 type walker struct {
 	reads, compartments, allOver, tested map[string]bool
-	info                                 *ast.SourceInfo
+	// all is the IDs of the comprehensions all() expanded to (parse.all).
+	all map[int64]bool
 }
 
 // path is the read path e denotes (a variable, a field of one, an element
@@ -284,7 +292,7 @@ func (w *walker) visit(e ast.Expr, locals map[string]string) {
 		c := e.AsComprehension()
 		rng := w.path(c.IterRange(), locals)
 		w.visit(c.IterRange(), locals)
-		if call, ok := w.info.GetMacroCall(e.ID()); ok && call.Kind() == ast.CallKind && call.AsCall().FunctionName() == "all" && rng != "" {
+		if w.all[e.ID()] && rng != "" {
 			w.allOver[rng] = true
 		}
 		inner := make(map[string]string, len(locals)+2)

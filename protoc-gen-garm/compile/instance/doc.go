@@ -21,7 +21,12 @@
 // who can see the tool. An Env registers each file's messages with CEL once,
 // however many tools' rules read them, so compiling the rules of a large
 // catalogue grows with its rules, not with its rules times its files' sizes
-// (docs/decisions/0138).
+// (docs/decisions/0138). It parses each rule text once, too, however many
+// targets' rules have it, and checks a deep copy of that parse for each
+// target; the macro-call records are read for all() and dropped at the
+// parse, so a rule's program is the same whether its text was parsed before
+// or not (docs/decisions/0141). ForgetParses drops the parses once every
+// rule is compiled.
 //
 // The principal is a set of qualified CEL variables (principal.subject,
 // principal.attrs.<name>, ...), never raw claims. Absent is not empty: a

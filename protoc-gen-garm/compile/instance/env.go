@@ -82,6 +82,10 @@ type Env struct {
 	// file and of an answer's file registered, shared by every target
 	// whose messages those files declare.
 	files map[filesKey]*cel.Env
+	// parses are the rule texts parsed, each once, for every target's
+	// Compile to check a copy of (parsed); parseMu guards it.
+	parseMu sync.Mutex
+	parses  map[string]*parse
 }
 
 type targetKey struct {
@@ -133,7 +137,7 @@ func NewEnv(d Declarations) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("instance rules' environment: %w", err)
 	}
-	return &Env{base: base, attrs: attrs, attrIndex: attrIndex, decl: d, targets: map[targetKey]*cel.Env{}, files: map[filesKey]*cel.Env{}}, nil
+	return &Env{base: base, attrs: attrs, attrIndex: attrIndex, decl: d, targets: map[targetKey]*cel.Env{}, files: map[filesKey]*cel.Env{}, parses: map[string]*parse{}}, nil
 }
 
 func attributeType(a *toolv1.Attribute) (*cel.Type, error) {

@@ -120,6 +120,9 @@ func Compile(tools []*call.Tool, attributes []*toolv1.Attribute, compartments in
 		}
 		r.tools[i] = rt
 	})
+	// Every rule is compiled: the serving generation keeps its programs,
+	// not a parse of each rule text beside them.
+	env.ForgetParses()
 	var problems []string
 	for i, rt := range r.tools {
 		problems = append(problems, perTool[i]...)

@@ -50,3 +50,28 @@ func TestAMountRefusingManyToolsNamesTheirProblemsInToolOrderEveryTime(t *testin
 		}
 	}
 }
+
+// A mount parses each rule text once for every tool that has it, and the
+// generation it serves keeps the compiled programs, not a parse of each
+// text beside them (docs/decisions/0141).
+func TestAMountedGenerationKeepsNoParseOfItsRules(t *testing.T) {
+	t.Parallel()
+	same := func(id string) *toolv1.InstancePolicy {
+		return &toolv1.InstancePolicy{Require: []*toolv1.InstanceRule{{Id: id, Description: "d", Expression: `principal.subject != ''`}}}
+	}
+	g := instancetest.Load(t, map[string]*toolv1.InstancePolicy{
+		instancetest.GetCustomer:  same("c"),
+		instancetest.ListAccounts: same("l"),
+		instancetest.GetPayment:   same("g"),
+	})
+	rules, problems := instance.Compile(g.Tools, g.Catalogue.GetAttributes(), len(g.Compartments), nil)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	if rules.Count() != 3 {
+		t.Fatalf("%d rules compiled, want 3", rules.Count())
+	}
+	if n := rules.Parsed(); n != 0 {
+		t.Fatalf("the mounted rules keep %d parsed texts, want none", n)
+	}
+}

@@ -8,7 +8,9 @@
 // attributes, tools beside each other on every core, a rule that does not
 // compile refusing the catalogue by tool and rule, in tool order; a program taken from the serving generation only when its
 // descriptors are the very objects a reload reused and its expression and
-// the declarations are equal), the principal's view (Rules.View, built once
+// the declarations are equal; each rule text parsed once for every tool
+// that has it, and no parse kept once the mount has compiled every rule),
+// the principal's view (Rules.View, built once
 // per verified token and cached beside it by authn), and the two checks:
 //
 //   - CheckRequest (step 4), after step 3 and before step 5: require rules
