@@ -11,6 +11,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/garm-dev/garm/daemon/internal/metrics"
 	"github.com/garm-dev/garm/daemon/internal/tracing"
 	"github.com/garm-dev/garm/daemon/internal/transport"
 )
@@ -54,4 +55,32 @@ func TestAnUnsampledCallAddsAtMostFourAllocations(t *testing.T) {
 		t.Errorf("a sampled call allocates %v in the default shape, %v with a span per step", sampled, steps)
 	}
 	t.Logf("allocations per call: off %v; sampled %v, with step spans %v", off, sampled, steps)
+}
+
+// With tracing off, a call observed for metrics, as garmd observes it (a
+// latency exemplar when the call's span is sampled), allocates what it
+// allocates unobserved, under the context a surface gives the chain: its
+// request's, without its cancellation. No span is looked for where none
+// can be.
+func TestTracingOffTheMetricsLookForNoSpan(t *testing.T) {
+	count := func(observe bool) float64 {
+		r := newRigRecording(t, discard{})
+		if observe {
+			r.chain.Observe = metrics.New("test", metrics.Sources{}).ObserveCallContext
+		}
+		answer := &transport.Reply{Body: []byte{0x09, 0, 0, 0, 0, 0, 0, 0x08, 0x40}}
+		r.reply = func(context.Context, *transport.Request) (*transport.Reply, error) { return answer, nil }
+		req := r.request(r.token(t), "/calc.v1.Calculator/Add", `{"a":1,"b":2}`)
+		type requestKey struct{}
+		ctx := context.WithoutCancel(context.WithValue(context.Background(), requestKey{}, req))
+		r.chain.Run(ctx, req) // the series, resolved once
+		return testing.AllocsPerRun(200, func() {
+			if resp := r.chain.Run(ctx, req); resp.Status != 200 {
+				t.Fatalf("%d %s", resp.Status, resp.Body)
+			}
+		})
+	}
+	if observed, unobserved := count(true), count(false); observed != unobserved {
+		t.Fatalf("an observed call allocates %v, an unobserved one %v", observed, unobserved)
+	}
 }
