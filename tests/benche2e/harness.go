@@ -78,7 +78,7 @@ type options struct {
 	targets                             string
 	garmdEnv, compareEnv, bridgeEnv     repeated
 	compareArgs                         repeated
-	keep, otlpSink                      bool
+	keep, otlpSink, otlpBoth            bool
 	otlpSample                          float64
 }
 
@@ -102,6 +102,7 @@ func runHarness(ctx context.Context, args []string) error {
 	fs.BoolVar(&o.keep, "keep", false, "keep the working directory (the processes' logs) afterwards")
 	fs.Var(&o.compareArgs, "compare-arg", "an extra `argument` of the compared garmd's serve command (repeatable): --compare .tmp/bin/garmd --otlp-sink --compare-arg --trace-steps measures a span per step")
 	fs.BoolVar(&o.otlpSink, "otlp-sink", false, "trace the compared garmd, exporting over OTLP/HTTP to a receiver on loopback that drops what it gets: --compare .tmp/bin/garmd --otlp-sink measures tracing on against off")
+	fs.BoolVar(&o.otlpBoth, "otlp-sink-both", false, "with --otlp-sink, trace the first garmd too, alike: --compare-arg then compares two ways of tracing, e.g. --compare-arg --trace-steps")
 	fs.Float64Var(&o.otlpSample, "otlp-sample", 1, "with --otlp-sink, the share of calls traced (a `ratio` in (0, 1]): 1 is always_on, less is traceidratio")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -115,6 +116,9 @@ func runHarness(ctx context.Context, args []string) error {
 	if o.otlpSample <= 0 || o.otlpSample > 1 {
 		return errors.New("--otlp-sample is a ratio in (0, 1]")
 	}
+	if o.otlpBoth && !o.otlpSink {
+		return errors.New("--otlp-sink-both goes with --otlp-sink")
+	}
 	if o.otlpSink {
 		if o.compare == "" {
 			return errors.New("--otlp-sink traces the compared garmd: give --compare")
@@ -127,8 +131,13 @@ func runHarness(ctx context.Context, args []string) error {
 			sink.stop()
 			fmt.Printf("OTLP sink: %d exports, %d bytes from the compared garmd\n", sink.exports.Load(), sink.bytes.Load())
 		}()
-		o.compareEnv = append(o.compareEnv, "OTEL_EXPORTER_OTLP_ENDPOINT="+sink.url)
-		o.compareEnv = append(o.compareEnv, sampler(o.otlpSample)...)
+		traced := append([]string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + sink.url}, sampler(o.otlpSample)...)
+		if o.otlpBoth {
+			// The compared garmd's environment starts with garmd's.
+			o.garmdEnv = append(o.garmdEnv, traced...)
+		} else {
+			o.compareEnv = append(o.compareEnv, traced...)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.budget)
 	defer cancel()
