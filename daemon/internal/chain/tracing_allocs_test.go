@@ -16,13 +16,23 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/transport"
 )
 
-// allocsPerAdd is what one call of calc.v1.add allocates through r's chain.
+// surfaceContext is a context as a surface hands the chain one: its
+// request's, with values, without its cancellation. A value looked up
+// through context.WithoutCancel costs an allocation, so a step that
+// searched it would show.
+func surfaceContext() context.Context {
+	type requestKey struct{}
+	return context.WithoutCancel(context.WithValue(context.Background(), requestKey{}, "a request"))
+}
+
+// allocsPerAdd is what one call of calc.v1.add allocates through r's chain,
+// under a surface's context.
 func allocsPerAdd(t *testing.T, r *rig) float64 {
 	t.Helper()
 	answer := &transport.Reply{Body: []byte{0x09, 0, 0, 0, 0, 0, 0, 0x08, 0x40}}
 	r.reply = func(context.Context, *transport.Request) (*transport.Reply, error) { return answer, nil }
 	req := r.request(r.token(t), "/calc.v1.Calculator/Add", `{"a":1,"b":2}`)
-	ctx := context.Background()
+	ctx := surfaceContext()
 	return testing.AllocsPerRun(200, func() {
 		if resp := r.chain.Run(ctx, req); resp.Status != 200 {
 			t.Fatalf("%d %s", resp.Status, resp.Body)
@@ -30,10 +40,15 @@ func allocsPerAdd(t *testing.T, r *rig) float64 {
 	})
 }
 
-// A call that is not sampled costs at most 4 allocations more than
-// tracing off, in either shape of a call's trace (issue 37 §2); a sampled
-// call in the default shape costs fewer than with a span per step.
-func TestAnUnsampledCallAddsAtMostFourAllocations(t *testing.T) {
+// A call that is not sampled costs at most 5 allocations more than
+// tracing off under a surface's context, in either shape of a call's trace:
+// the SDK's unsampled span and its context, the chain's own value on top
+// of the surface's context, and the traceparent the tool receives
+// (docs/decisions/0143: the issue's bound is 4, which held only under
+// context.Background(); under a surface's context it was 8, the lookups
+// that boxed context.WithoutCancel). A sampled call in the default shape
+// costs fewer than with a span per step.
+func TestAnUnsampledCallAddsAtMostFiveAllocations(t *testing.T) {
 	traced := func(sampler sdktrace.Sampler, shape ...tracing.Option) float64 {
 		r := newRigRecording(t, discard{})
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithSpanProcessor(tracing.NewBatcher(dropSpans{}, tracing.BatchLimits{})))
@@ -46,8 +61,8 @@ func TestAnUnsampledCallAddsAtMostFourAllocations(t *testing.T) {
 		"default shape":   traced(sdktrace.NeverSample()),
 		"a span per step": traced(sdktrace.NeverSample(), tracing.WithStepSpans()),
 	} {
-		if n > off+4 {
-			t.Errorf("%s: an unsampled call allocates %v, tracing off %v: more than 4 more", name, n, off)
+		if n > off+5 {
+			t.Errorf("%s: an unsampled call allocates %v, tracing off %v: more than 5 more", name, n, off)
 		}
 	}
 	sampled, steps := traced(sdktrace.AlwaysSample()), traced(sdktrace.AlwaysSample(), tracing.WithStepSpans())
@@ -71,8 +86,7 @@ func TestTracingOffTheMetricsLookForNoSpan(t *testing.T) {
 		answer := &transport.Reply{Body: []byte{0x09, 0, 0, 0, 0, 0, 0, 0x08, 0x40}}
 		r.reply = func(context.Context, *transport.Request) (*transport.Reply, error) { return answer, nil }
 		req := r.request(r.token(t), "/calc.v1.Calculator/Add", `{"a":1,"b":2}`)
-		type requestKey struct{}
-		ctx := context.WithoutCancel(context.WithValue(context.Background(), requestKey{}, req))
+		ctx := surfaceContext()
 		r.chain.Run(ctx, req) // the series, resolved once
 		return testing.AllocsPerRun(200, func() {
 			if resp := r.chain.Run(ctx, req); resp.Status != 200 {

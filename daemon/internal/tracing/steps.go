@@ -112,23 +112,16 @@ func (s Step) On() bool { return s.span != nil || s.call != nil }
 // or when the call's span does not record (the call was not sampled), it
 // returns ctx and the zero Step.
 func (t *Tracer) StartStep(ctx context.Context, name string) (context.Context, Step) {
-	if t == nil {
+	if !t.records(ctx) {
 		return ctx, Step{}
 	}
 	if !t.steps {
-		// The call is on ctx only when its span records (StartCall).
-		c, _ := ctx.Value(callKey{}).(*Call)
-		if c == nil {
-			return ctx, Step{}
-		}
+		c := callOf(ctx)
 		i, ok := stepIndex[name]
-		if !ok {
+		if c == nil || !ok {
 			return ctx, Step{}
 		}
 		return ctx, Step{call: c, step: i, start: time.Now()}
-	}
-	if !t.records(ctx) {
-		return ctx, Step{}
 	}
 	ctx, span := t.tracer.Start(ctx, name, internalSpan...)
 	return ctx, Step{span: span}
@@ -184,17 +177,14 @@ func EndAuthenticate(s Step, cacheHit bool, err error) {
 // the request that may carry the trace context), between start and end:
 // as a child of ctx's span under WithStepSpans, else on the call's span.
 func (t *Tracer) RecordAuthentication(ctx context.Context, start, end time.Time, cacheHit bool, err error) {
-	if t == nil {
+	if !t.records(ctx) {
 		return
 	}
 	if !t.steps {
-		if c, _ := ctx.Value(callKey{}).(*Call); c != nil {
+		if c := callOf(ctx); c != nil {
 			c.timed.set(stepIndex[StepAuthenticate], end.Sub(start))
 			c.timed.setCacheHit(cacheHit)
 		}
-		return
-	}
-	if !t.records(ctx) {
 		return
 	}
 	_, span := t.tracer.Start(ctx, StepAuthenticate, trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(start))

@@ -157,6 +157,19 @@ type (
 	callKey struct{}
 )
 
+// callOf is the call on ctx whose span records, or nil: the surface's when
+// it lent its span.
+func callOf(ctx context.Context) *Call {
+	c, _ := ctx.Value(callKey{}).(*Call)
+	if c != nil && c.lent != nil {
+		c = c.lent
+	}
+	if c == nil || c.span == nil || !c.span.IsRecording() {
+		return nil
+	}
+	return c
+}
+
 // Lend puts c on ctx so that the chain, run by a surface that already
 // started the call's span, records into it rather than starting another.
 // The surface then only ends it (End).
@@ -178,6 +191,12 @@ func (t *Tracer) StartCall(ctx context.Context, s CallStart, c *Call) context.Co
 	if t == nil {
 		return ctx
 	}
+	// The call goes on ctx before anything is looked up in it. A surface
+	// hands the chain its request's context through context.WithoutCancel,
+	// and a value looked up from that context boxes it, an allocation each
+	// time (the span's parent, the lent span, the steps' call); below a
+	// value of the chain's own, a lookup walks past it for nothing.
+	ctx = context.WithValue(ctx, callKey{}, c)
 	if lent, ok := ctx.Value(lentKey{}).(*Call); ok {
 		*c = Call{tracer: t, span: lent.span, lent: lent}
 		return ctx
@@ -212,9 +231,6 @@ func (t *Tracer) StartCall(ctx context.Context, s CallStart, c *Call) context.Co
 		ctx, c.span = t.tracer.Start(ctx, c.name, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(s.Start))
 	} else {
 		ctx, c.span = t.tracer.Start(ctx, c.name, serverSpan...)
-	}
-	if !t.steps && c.span.IsRecording() {
-		ctx = context.WithValue(ctx, callKey{}, c)
 	}
 	return ctx
 }
