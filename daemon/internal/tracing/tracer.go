@@ -344,8 +344,9 @@ func (c *Call) End(r Result) {
 }
 
 // StartDispatch starts the NATS client span of a request to a tool's
-// subject, in either shape of a call's trace; none when the call's span does not record, and the tool then
-// receives the call's (unsampled) span context.
+// subject, in either shape of a call's trace; none when the call's span
+// does not record, and the tool then receives the call's (unsampled) span
+// context.
 func (t *Tracer) StartDispatch(ctx context.Context, subject string) (context.Context, Step) {
 	if !t.records(ctx) {
 		return ctx, Step{}
