@@ -59,7 +59,8 @@ type stepTimes struct {
 	cacheHit uint8
 }
 
-func (t *stepTimes) any() bool { return t.ran != 0 || t.cacheHit != 0 }
+// count is how many attributes the times are, at most.
+func (t *stepTimes) count() int { return bits.OnesCount16(t.ran) + 1 }
 
 func (t *stepTimes) set(step int, took time.Duration) {
 	t.took[step] = took
@@ -73,21 +74,18 @@ func (t *stepTimes) setCacheHit(hit bool) {
 	}
 }
 
-// appendTo is attrs and the times as attributes, in a new slice: only a
-// sampled call's span gets here.
+// appendTo appends the times to attrs as attributes, and forgets them.
 func (t *stepTimes) appendTo(attrs []attribute.KeyValue) []attribute.KeyValue {
-	out := make([]attribute.KeyValue, len(attrs), len(attrs)+bits.OnesCount16(t.ran)+1)
-	copy(out, attrs)
 	for i := range stepNames {
 		if t.ran&(1<<i) != 0 {
-			out = append(out, stepKeys[i].Int64(int64(t.took[i])))
+			attrs = append(attrs, stepKeys[i].Int64(int64(t.took[i])))
 		}
 	}
 	if t.cacheHit != 0 {
-		out = append(out, TokenCacheHitKey.Bool(t.cacheHit == 2))
+		attrs = append(attrs, TokenCacheHitKey.Bool(t.cacheHit == 2))
 	}
 	*t = stepTimes{}
-	return out
+	return attrs
 }
 
 // Step is a step being timed: a child span of its own, or a start time

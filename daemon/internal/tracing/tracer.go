@@ -136,10 +136,14 @@ type Call struct {
 	lent *Call
 	// recorded is set once a result was recorded.
 	recorded bool
-	// attrs are the attributes known at the start, set with the result's
-	// in one call when the call ends.
-	attrs  [maxCallAttributes]attribute.KeyValue
-	nattrs int
+	// What the server span's attributes say of the call's start, set with
+	// the result's in one call when the call ends. The attributes
+	// themselves are built only then, and only for a span that records: a
+	// call that is not sampled carries no room for them (an array of them
+	// in every call's state was most of the bytes an unsampled call added,
+	// and so of the collector's work; docs/decisions/0143).
+	surface, mcpMethod, mcpVersion string
+	operation                      bool
 	// timed holds each step's time when steps have no spans of their
 	// own: a few words in the call's state rather than an attribute each,
 	// so that a call that is not sampled carries no room for them.
@@ -147,7 +151,7 @@ type Call struct {
 }
 
 // maxCallAttributes bounds the attributes of a call's server span known
-// at its start and its end.
+// at its start and its end, besides the steps' times.
 const maxCallAttributes = 12
 
 type (
@@ -216,17 +220,7 @@ func (t *Tracer) StartCall(ctx context.Context, s CallStart, c *Call) context.Co
 	case s.Listing:
 		c.name = NameListTools
 	}
-	c.add(SurfaceKey.String(s.Surface))
-	c.add(t.version)
-	if operation {
-		c.add(operationExecuteTool)
-	}
-	if s.MCPMethod != "" {
-		c.add(MCPMethodNameKey.String(s.MCPMethod))
-	}
-	if s.MCPProtocolVersion != "" {
-		c.add(MCPProtocolVersionKey.String(s.MCPProtocolVersion))
-	}
+	c.surface, c.operation, c.mcpMethod, c.mcpVersion = s.Surface, operation, s.MCPMethod, s.MCPProtocolVersion
 	if s.Surface == SurfaceMCP {
 		ctx, c.span = t.tracer.Start(ctx, c.name, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(s.Start))
 	} else {
@@ -237,11 +231,6 @@ func (t *Tracer) StartCall(ctx context.Context, s CallStart, c *Call) context.Co
 
 // On reports whether c records a span.
 func (c *Call) On() bool { return c != nil && c.span != nil }
-
-func (c *Call) add(kv attribute.KeyValue) {
-	c.attrs[c.nattrs] = kv
-	c.nattrs++
-}
 
 // Result is how a call ended, as far as a span may say.
 type Result struct {
@@ -284,27 +273,33 @@ func (c *Call) Record(r Result) {
 	if !c.span.IsRecording() {
 		return
 	}
-	c.add(OutcomeKey.String(r.Outcome))
+	attrs := make([]attribute.KeyValue, 0, maxCallAttributes+c.timed.count())
+	attrs = append(attrs, SurfaceKey.String(c.surface), c.tracer.version)
+	if c.operation {
+		attrs = append(attrs, operationExecuteTool)
+	}
+	if c.mcpMethod != "" {
+		attrs = append(attrs, MCPMethodNameKey.String(c.mcpMethod))
+	}
+	if c.mcpVersion != "" {
+		attrs = append(attrs, MCPProtocolVersionKey.String(c.mcpVersion))
+	}
+	attrs = append(attrs, OutcomeKey.String(r.Outcome))
 	if r.Tool != "" {
 		c.span.SetName(c.tracer.join(c.name, r.Tool))
-		c.add(GenAIToolNameKey.String(r.Tool))
+		attrs = append(attrs, GenAIToolNameKey.String(r.Tool))
 	}
 	if r.EventID != "" {
-		c.add(EventIDKey.String(r.EventID))
+		attrs = append(attrs, EventIDKey.String(r.EventID))
 	}
 	if r.Digest != "" {
-		c.add(DigestKey.String(r.Digest))
+		attrs = append(attrs, DigestKey.String(r.Digest))
 	}
 	if r.Code != "" {
-		c.add(errorTypeKey.String(r.Code))
+		attrs = append(attrs, errorTypeKey.String(r.Code))
 		c.span.SetStatus(codes.Error, r.Code)
 	}
-	if c.timed.any() {
-		c.span.SetAttributes(c.timed.appendTo(c.attrs[:c.nattrs])...)
-	} else {
-		c.span.SetAttributes(c.attrs[:c.nattrs]...)
-	}
-	c.nattrs = 0
+	c.span.SetAttributes(c.timed.appendTo(attrs)...)
 }
 
 // join is prefix + " " + suffix, kept: a span's name joins an operation
