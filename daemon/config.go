@@ -163,6 +163,12 @@ type Config struct {
 	// ledger. A provider given here belongs to the caller, who shuts it
 	// down; garmd only flushes it, after the ledger.
 	TracerProvider trace.TracerProvider
+	// TraceSteps gives each step of a call that takes time a child span of
+	// its own (--trace-steps), the span tree of docs/decisions/0060. Off, a
+	// traced call has garmd's server span and its NATS client span, with
+	// each step's time an attribute of the server span: a third of the
+	// spans to record and export (docs/decisions/0143).
+	TraceSteps bool
 	// Guard, when set, wraps the handlers of the tool plane and the admin
 	// listener. The dev plane serves an in-process garmd behind its
 	// loopback Host allowlist with it (internal/loopback, decision 0087).

@@ -50,7 +50,11 @@ func (d *Daemon) openTracing(ctx context.Context) error {
 			logger.Warn("garmd: traces", "err", err.Error())
 		}))
 	}
-	d.tracer = tracing.New(tp, Version())
+	var shape []tracing.Option
+	if d.cfg.TraceSteps {
+		shape = append(shape, tracing.WithStepSpans())
+	}
+	d.tracer = tracing.New(tp, Version(), shape...)
 	d.logger = slog.New(tracing.LogHandler(d.logger.Handler()))
 	return nil
 }

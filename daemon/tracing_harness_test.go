@@ -32,7 +32,16 @@ func newTraces(t testing.TB) *traces {
 	return &traces{exporter: exp, provider: tp}
 }
 
+// withTracing traces into tr with a span per step (--trace-steps): the
+// span tree of docs/decisions/0060, which these tests hold.
 func withTracing(tr *traces) stackOption {
+	return func(c *garmd.Config) { c.TracerProvider, c.TraceSteps = tr.provider, true }
+}
+
+// withDefaultTracing traces into tr in garmd's default shape: the server
+// span and the NATS client span, each step's time on the server span
+// (docs/decisions/0143).
+func withDefaultTracing(tr *traces) stackOption {
 	return func(c *garmd.Config) { c.TracerProvider = tr.provider }
 }
 
@@ -133,6 +142,9 @@ func renderTree(spans []tracetest.SpanStub, root trace.SpanID) string {
 				case shownKeys[kv.Key]:
 					attrs = append(attrs, fmt.Sprintf("%s=%s", kv.Key, kv.Value.Emit()))
 				case starredKeys[kv.Key] && kv.Value.Emit() != "":
+					attrs = append(attrs, string(kv.Key)+"=*")
+				case strings.HasPrefix(string(kv.Key), "garm.step.") && kv.Value.Type() == attribute.INT64 && kv.Value.AsInt64() >= 0:
+					// A step's time, in nanoseconds, by default.
 					attrs = append(attrs, string(kv.Key)+"=*")
 				default:
 					attrs = append(attrs, string(kv.Key)+"=?")

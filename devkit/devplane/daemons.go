@@ -141,7 +141,8 @@ func (s *Plane) startReplica(ctx context.Context, i int, run *daemonRun) (string
 	cfg.Logger = s.logger
 	cfg.Guard = loopback.Guard
 	if s.garmdTraces != nil {
-		cfg.TracerProvider = s.garmdTraces
+		// A developer reads each call's whole tree: a span per step.
+		cfg.TracerProvider, cfg.TraceSteps = s.garmdTraces, true
 	}
 	if len(s.daemons) > 1 {
 		cfg.Logger = s.logger.With("replica", i+1)

@@ -77,7 +77,9 @@ type options struct {
 	phase, warmup, budget               time.Duration
 	targets                             string
 	garmdEnv, compareEnv, bridgeEnv     repeated
-	keep, otlpSink                      bool
+	compareArgs                         repeated
+	keep, otlpSink, otlpBoth            bool
+	otlpSample                          float64
 }
 
 func runHarness(ctx context.Context, args []string) error {
@@ -98,7 +100,10 @@ func runHarness(ctx context.Context, args []string) error {
 	fs.Var(&o.compareEnv, "compare-env", "an extra `NAME=value` in the compared garmd's environment, after --garmd-env's (repeatable): --compare .tmp/bin/garmd --compare-env GOGC=100 measures one build under two settings")
 	fs.Var(&o.bridgeEnv, "bridge-env", "an extra `NAME=value` in the bridge's environment (repeatable): with --garmd-env, both front ends under one setting, e.g. GOMAXPROCS=1")
 	fs.BoolVar(&o.keep, "keep", false, "keep the working directory (the processes' logs) afterwards")
-	fs.BoolVar(&o.otlpSink, "otlp-sink", false, "trace the compared garmd at 100%, exporting over OTLP/HTTP to a receiver on loopback that drops what it gets: --compare .tmp/bin/garmd --otlp-sink measures tracing on against off")
+	fs.Var(&o.compareArgs, "compare-arg", "an extra `argument` of the compared garmd's serve command (repeatable): --compare .tmp/bin/garmd --otlp-sink --compare-arg --trace-steps measures a span per step")
+	fs.BoolVar(&o.otlpSink, "otlp-sink", false, "trace the compared garmd, exporting over OTLP/HTTP to a receiver on loopback that drops what it gets: --compare .tmp/bin/garmd --otlp-sink measures tracing on against off")
+	fs.BoolVar(&o.otlpBoth, "otlp-sink-both", false, "with --otlp-sink, trace the first garmd too, alike: --compare-arg then compares two ways of tracing, e.g. --compare-arg --trace-steps")
+	fs.Float64Var(&o.otlpSample, "otlp-sample", 1, "with --otlp-sink, the share of calls traced (a `ratio` in (0, 1]): 1 is always_on, less is traceidratio")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -107,6 +112,12 @@ func runHarness(ctx context.Context, args []string) error {
 	}
 	if o.rounds < 1 || o.callers < 1 || o.phase <= 0 {
 		return errors.New("--rounds, --callers and --phase must be positive")
+	}
+	if o.otlpSample <= 0 || o.otlpSample > 1 {
+		return errors.New("--otlp-sample is a ratio in (0, 1]")
+	}
+	if o.otlpBoth && !o.otlpSink {
+		return errors.New("--otlp-sink-both goes with --otlp-sink")
 	}
 	if o.otlpSink {
 		if o.compare == "" {
@@ -120,7 +131,13 @@ func runHarness(ctx context.Context, args []string) error {
 			sink.stop()
 			fmt.Printf("OTLP sink: %d exports, %d bytes from the compared garmd\n", sink.exports.Load(), sink.bytes.Load())
 		}()
-		o.compareEnv = append(o.compareEnv, "OTEL_EXPORTER_OTLP_ENDPOINT="+sink.url, "OTEL_TRACES_SAMPLER=always_on")
+		traced := append([]string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + sink.url}, sampler(o.otlpSample)...)
+		if o.otlpBoth {
+			// The compared garmd's environment starts with garmd's.
+			o.garmdEnv = append(o.garmdEnv, traced...)
+		} else {
+			o.compareEnv = append(o.compareEnv, traced...)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.budget)
 	defer cancel()
@@ -147,6 +164,11 @@ func runHarness(ctx context.Context, args []string) error {
 	if len(rounds) > 0 {
 		fmt.Print(table(rounds, o))
 	}
+	if o.otlpSink {
+		// A span the batcher dropped was never exported: the figures
+		// hold only when none was.
+		fmt.Println(droppedSpans(ctx, "http://"+p.compareAdmin+"/metrics"))
+	}
 	if err != nil {
 		o.keep = true
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -168,6 +190,8 @@ type plane struct {
 	garmdP   *child
 	bridgeP  *child
 	compareP *child
+	// compareAdmin is the compared garmd's admin address.
+	compareAdmin string
 	// bus and tool are nats-server and calcd, which every target's call
 	// passes through.
 	bus, tool *child
@@ -224,12 +248,12 @@ func (p *plane) start(ctx context.Context, o options) ([]target, error) {
 	if err := os.WriteFile(keyFile, []byte("benche2e's hash key, not a secret\n"), 0o600); err != nil {
 		return nil, err
 	}
-	startGarmd := func(name, bin string, env []string, listen, admin string) (*child, error) {
-		c, err := p.startChild(name, bin, env, "serve",
+	startGarmd := func(name, bin string, env []string, listen, admin string, extra ...string) (*child, error) {
+		c, err := p.startChild(name, bin, env, append([]string{"serve",
 			"--catalogue", o.catalogue, "--nats", p.natsURL,
 			"--listen", listen, "--admin-listen", admin,
 			"--issuer", issuer.Issuer(), "--jwks", p.idpSrv.JWKSURL(), "--audience", issuer.Audience(),
-			"--hash-key-file", keyFile, "--ledger-stream", "--tool-timeout", callTimeout.String())
+			"--hash-key-file", keyFile, "--ledger-stream", "--tool-timeout", callTimeout.String()}, extra...)...)
 		if err != nil {
 			return nil, err
 		}
@@ -243,7 +267,8 @@ func (p *plane) start(ctx context.Context, o options) ([]target, error) {
 	var compareURL string
 	if o.compare != "" {
 		compareURL = "http://" + loopback(ports[4]) + route
-		if p.compareP, err = startGarmd("garmd-compare", o.compare, append(slices.Clone(o.garmdEnv), o.compareEnv...), loopback(ports[4]), loopback(ports[5])); err != nil {
+		p.compareAdmin = loopback(ports[5])
+		if p.compareP, err = startGarmd("garmd-compare", o.compare, append(slices.Clone(o.garmdEnv), o.compareEnv...), loopback(ports[4]), loopback(ports[5]), o.compareArgs...); err != nil {
 			return nil, err
 		}
 		o.targets += ",compare"
@@ -475,4 +500,13 @@ func runLoadProcess(ctx context.Context, self string, args []string) (loadResult
 		return loadResult{}, fmt.Errorf("load generator's answer %q: %w", out, err)
 	}
 	return res, nil
+}
+
+// sampler is the OTEL_TRACES_SAMPLER setting that traces ratio of the
+// calls: always_on for all of them, else a trace-id ratio.
+func sampler(ratio float64) []string {
+	if ratio >= 1 {
+		return []string{"OTEL_TRACES_SAMPLER=always_on"}
+	}
+	return []string{"OTEL_TRACES_SAMPLER=traceidratio", "OTEL_TRACES_SAMPLER_ARG=" + strconv.FormatFloat(ratio, 'g', -1, 64)}
 }

@@ -269,5 +269,5 @@ func compared(o options) string {
 	if o.compare == "" {
 		return ""
 	}
-	return fmt.Sprintf("; compare %s, its env %v", o.compare, append(slices.Clone(o.garmdEnv), o.compareEnv...))
+	return fmt.Sprintf("; compare %s %v, its env %v", o.compare, []string(o.compareArgs), append(slices.Clone(o.garmdEnv), o.compareEnv...))
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -70,5 +71,18 @@ func TestTheRatiosPairTwoTargetsOfOneRound(t *testing.T) {
 	}
 	if seen != len(want) {
 		t.Fatalf("%d of the %d figures were reported", seen, len(want))
+	}
+}
+
+// --otlp-sample traces a share of the calls with the SDK's trace-id ratio
+// sampler, and all of them with always_on.
+func TestTheSampleRatioIsTheSDKsSampler(t *testing.T) {
+	for ratio, want := range map[float64]string{
+		1:   "[OTEL_TRACES_SAMPLER=always_on]",
+		0.1: "[OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=0.1]",
+	} {
+		if got := fmt.Sprint(sampler(ratio)); got != want {
+			t.Errorf("%v: %s, want %s", ratio, got, want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -49,4 +50,28 @@ func (s *otlpSink) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = s.srv.Shutdown(ctx)
+}
+
+// droppedSpans is the compared garmd's garm_spans_dropped_total line, read
+// from its /metrics at url.
+func droppedSpans(ctx context.Context, url string) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "spans dropped: " + err.Error()
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "spans dropped: " + err.Error()
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return "spans dropped: " + err.Error()
+	}
+	for line := range strings.SplitSeq(string(body), "\n") {
+		if strings.HasPrefix(line, "garm_spans_dropped_total") {
+			return "compared garmd: " + line
+		}
+	}
+	return "compared garmd: no garm_spans_dropped_total on /metrics"
 }

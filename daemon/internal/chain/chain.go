@@ -75,7 +75,8 @@ type Config struct {
 	// Version is garmd's version, on every row.
 	Version string
 	// Observe, when set, is told how each call ended (for metrics); tool is
-	// "" when no visible tool was resolved. ctx carries the call's span.
+	// "" when no visible tool was resolved. ctx carries the call's span;
+	// with tracing off it is context.Background(), which has none.
 	Observe func(ctx context.Context, tool, outcome, code string, d time.Duration)
 	// Tracer records each call's spans; nil is tracing off.
 	Tracer *tracing.Tracer
@@ -302,6 +303,13 @@ func (c *Chain) observe(ctx context.Context, st *state, err error, latency time.
 	code := ""
 	if err != nil {
 		code = deny.WireCode(err)
+	}
+	if c.Tracer == nil {
+		// No span to lend the latency an exemplar, so nothing to search
+		// for: a lookup through a surface's context.WithoutCancel boxes
+		// it, an allocation per call that tracing off must not cost
+		// (docs/decisions/0143).
+		ctx = context.Background()
 	}
 	c.Observe(ctx, tool, deny.Outcome(err), code, latency)
 }

@@ -14,12 +14,12 @@ import (
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 )
 
-// traced records the rig's spans from now on.
+// traced records the rig's spans from now on, a span per step.
 func (r *bankRig) traced(tb testing.TB) *tracetest.SpanRecorder {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	tb.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	r.chain.Tracer = tracing.New(tp, "test")
+	r.chain.Tracer = tracing.New(tp, "test", tracing.WithStepSpans())
 	return rec
 }
 

@@ -14,9 +14,11 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// The chain's spans (docs/decisions/0060): the call's server span, and a
-// child for each step that takes time. With tracing off (c.Tracer nil)
-// every helper here costs a nil check.
+// The chain's spans (docs/decisions/0060, 0143): the call's server span,
+// the dispatch's NATS client span, and the time of each step that takes
+// time, on the server span or in a child span of its own, as the Tracer
+// was built. With tracing off (c.Tracer nil) every helper here costs a
+// nil check.
 
 // newState is a call's state; with tracing on, its span lives in the same
 // allocation.

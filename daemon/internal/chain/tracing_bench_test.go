@@ -12,9 +12,16 @@ import (
 // BenchmarkChainInProcessTraced is BenchmarkChainInProcess with tracing on
 // at 100% sampling, every span handed to the batching processor garmd
 // uses and exported to an exporter that drops it: the cost of the spans
-// themselves, which decision 0060 bounds against BenchmarkChainInProcess
+// themselves, in garmd's default shape (the server span and the NATS
+// client span, docs/decisions/0143), against BenchmarkChainInProcess
 // (tracing off).
 func BenchmarkChainInProcessTraced(b *testing.B) { benchmarkTraced(b, "") }
+
+// BenchmarkChainInProcessTracedSteps is the same with a span per step
+// (--trace-steps), the tree of docs/decisions/0060.
+func BenchmarkChainInProcessTracedSteps(b *testing.B) {
+	benchmarkShaped(b, "", sdktrace.AlwaysSample(), tracing.WithStepSpans())
+}
 
 // BenchmarkChainInProcessTracedUnderACallersTrace is the same call sent
 // with a caller's traceparent, which garmd's span joins.
@@ -33,10 +40,14 @@ func benchmarkTraced(b *testing.B, traceparent string) {
 }
 
 func benchmarkSampled(b *testing.B, traceparent string, sampler sdktrace.Sampler) {
+	benchmarkShaped(b, traceparent, sampler)
+}
+
+func benchmarkShaped(b *testing.B, traceparent string, sampler sdktrace.Sampler, shape ...tracing.Option) {
 	r := newRigRecording(b, discard{})
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithSpanProcessor(tracing.NewBatcher(dropSpans{}, tracing.BatchLimits{})))
 	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	r.chain.Tracer = tracing.New(tp, "bench")
+	r.chain.Tracer = tracing.New(tp, "bench", shape...)
 	benchmarkAdd(b, r, traceparent)
 }
 

@@ -1,7 +1,10 @@
 // Package tracing owns garmd's OpenTelemetry spans: the provider built
-// from the standard OTEL_* variables, one server span per call, the child
-// spans of the chain's steps that take time, the NATS client span of the
-// dispatch, and the trace context a tool receives across the hop.
+// from the standard OTEL_* variables, one server span per call, the NATS
+// client span of the dispatch, the trace context a tool receives across
+// the hop, and the time of each of the chain's steps that take time: an
+// attribute of the server span by default, a child span of its own with
+// WithStepSpans (garmd's --trace-steps). Two spans per call rather than
+// six is most of what tracing every call costs (docs/decisions/0143).
 //
 // It refuses to record what a span must never carry: a value of the
 // request or the answer, a token, a grant, a clearance or a compartment

@@ -9,8 +9,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/garm-dev/garm/daemon/internal/deny"
 )
 
 // ScopeName is the instrumentation scope of garmd's spans.
@@ -61,6 +59,8 @@ const SurfaceMCP = "mcp"
 type Tracer struct {
 	tracer  trace.Tracer
 	version attribute.KeyValue
+	// steps is the step-span shape (WithStepSpans): a child span per step.
+	steps bool
 
 	mu    sync.RWMutex
 	names map[[2]string]string
@@ -82,18 +82,32 @@ var (
 	tokenUncached = []attribute.KeyValue{TokenCacheHitKey.Bool(false)}
 )
 
+// Option changes how a Tracer shapes a call's trace.
+type Option func(*Tracer)
+
+// WithStepSpans gives every step that takes time a child span of its own,
+// the tree docs/decisions/0060 specified (garmd's --trace-steps). Without
+// it a call has two spans of garmd's, the server span and the NATS client
+// span, and each step's time is an attribute of the server span
+// (docs/decisions/0143).
+func WithStepSpans() Option { return func(t *Tracer) { t.steps = true } }
+
 // New is a Tracer over tp for garmd at version, or nil (tracing off) when
 // tp is nil.
-func New(tp trace.TracerProvider, version string) *Tracer {
+func New(tp trace.TracerProvider, version string, opts ...Option) *Tracer {
 	if tp == nil {
 		return nil
 	}
-	return &Tracer{
+	t := &Tracer{
 		tracer:  tp.Tracer(ScopeName, trace.WithInstrumentationVersion(version), trace.WithSchemaURL(semconv.SchemaURL)),
 		version: VersionKey.String(version),
 		names:   map[[2]string]string{},
 		hops:    map[string]*hop{},
 	}
+	for _, o := range opts {
+		o(t)
+	}
+	return t
 }
 
 // CallStart says how a call's server span starts.
@@ -122,16 +136,43 @@ type Call struct {
 	lent *Call
 	// recorded is set once a result was recorded.
 	recorded bool
-	// attrs are the attributes known at the start, set with the result's
-	// in one call when the call ends.
-	attrs  [maxCallAttributes]attribute.KeyValue
-	nattrs int
+	// What the server span's attributes say of the call's start, set with
+	// the result's in one call when the call ends. The attributes
+	// themselves are built only then, and only for a span that records: a
+	// call that is not sampled carries no room for them (an array of them
+	// in every call's state was most of the bytes an unsampled call added,
+	// and so of the collector's work; docs/decisions/0143).
+	surface, mcpMethod, mcpVersion string
+	operation                      bool
+	// timed holds each step's time when steps have no spans of their
+	// own: a few words in the call's state rather than an attribute each,
+	// so that a call that is not sampled carries no room for them.
+	timed stepTimes
 }
 
-// maxCallAttributes bounds the attributes of a call's server span.
+// maxCallAttributes bounds the attributes of a call's server span known
+// at its start and its end, besides the steps' times.
 const maxCallAttributes = 12
 
-type lentKey struct{}
+type (
+	lentKey struct{}
+	// callKey finds the call whose span records its steps' times, when
+	// steps have no spans of their own.
+	callKey struct{}
+)
+
+// callOf is the call on ctx whose span records, or nil: the surface's when
+// it lent its span.
+func callOf(ctx context.Context) *Call {
+	c, _ := ctx.Value(callKey{}).(*Call)
+	if c != nil && c.lent != nil {
+		c = c.lent
+	}
+	if c == nil || c.span == nil || !c.span.IsRecording() {
+		return nil
+	}
+	return c
+}
 
 // Lend puts c on ctx so that the chain, run by a surface that already
 // started the call's span, records into it rather than starting another.
@@ -154,6 +195,12 @@ func (t *Tracer) StartCall(ctx context.Context, s CallStart, c *Call) context.Co
 	if t == nil {
 		return ctx
 	}
+	// The call goes on ctx before anything is looked up in it. A surface
+	// hands the chain its request's context through context.WithoutCancel,
+	// and a value looked up from that context boxes it, an allocation each
+	// time (the span's parent, the lent span, the steps' call); below a
+	// value of the chain's own, a lookup walks past it for nothing.
+	ctx = context.WithValue(ctx, callKey{}, c)
 	if lent, ok := ctx.Value(lentKey{}).(*Call); ok {
 		*c = Call{tracer: t, span: lent.span, lent: lent}
 		return ctx
@@ -173,17 +220,7 @@ func (t *Tracer) StartCall(ctx context.Context, s CallStart, c *Call) context.Co
 	case s.Listing:
 		c.name = NameListTools
 	}
-	c.add(SurfaceKey.String(s.Surface))
-	c.add(t.version)
-	if operation {
-		c.add(operationExecuteTool)
-	}
-	if s.MCPMethod != "" {
-		c.add(MCPMethodNameKey.String(s.MCPMethod))
-	}
-	if s.MCPProtocolVersion != "" {
-		c.add(MCPProtocolVersionKey.String(s.MCPProtocolVersion))
-	}
+	c.surface, c.operation, c.mcpMethod, c.mcpVersion = s.Surface, operation, s.MCPMethod, s.MCPProtocolVersion
 	if s.Surface == SurfaceMCP {
 		ctx, c.span = t.tracer.Start(ctx, c.name, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(s.Start))
 	} else {
@@ -194,11 +231,6 @@ func (t *Tracer) StartCall(ctx context.Context, s CallStart, c *Call) context.Co
 
 // On reports whether c records a span.
 func (c *Call) On() bool { return c != nil && c.span != nil }
-
-func (c *Call) add(kv attribute.KeyValue) {
-	c.attrs[c.nattrs] = kv
-	c.nattrs++
-}
 
 // Result is how a call ended, as far as a span may say.
 type Result struct {
@@ -241,23 +273,33 @@ func (c *Call) Record(r Result) {
 	if !c.span.IsRecording() {
 		return
 	}
-	c.add(OutcomeKey.String(r.Outcome))
+	attrs := make([]attribute.KeyValue, 0, maxCallAttributes+c.timed.count())
+	attrs = append(attrs, SurfaceKey.String(c.surface), c.tracer.version)
+	if c.operation {
+		attrs = append(attrs, operationExecuteTool)
+	}
+	if c.mcpMethod != "" {
+		attrs = append(attrs, MCPMethodNameKey.String(c.mcpMethod))
+	}
+	if c.mcpVersion != "" {
+		attrs = append(attrs, MCPProtocolVersionKey.String(c.mcpVersion))
+	}
+	attrs = append(attrs, OutcomeKey.String(r.Outcome))
 	if r.Tool != "" {
 		c.span.SetName(c.tracer.join(c.name, r.Tool))
-		c.add(GenAIToolNameKey.String(r.Tool))
+		attrs = append(attrs, GenAIToolNameKey.String(r.Tool))
 	}
 	if r.EventID != "" {
-		c.add(EventIDKey.String(r.EventID))
+		attrs = append(attrs, EventIDKey.String(r.EventID))
 	}
 	if r.Digest != "" {
-		c.add(DigestKey.String(r.Digest))
+		attrs = append(attrs, DigestKey.String(r.Digest))
 	}
 	if r.Code != "" {
-		c.add(errorTypeKey.String(r.Code))
+		attrs = append(attrs, errorTypeKey.String(r.Code))
 		c.span.SetStatus(codes.Error, r.Code)
 	}
-	c.span.SetAttributes(c.attrs[:c.nattrs]...)
-	c.nattrs = 0
+	c.span.SetAttributes(c.timed.appendTo(attrs)...)
 }
 
 // join is prefix + " " + suffix, kept: a span's name joins an operation
@@ -296,85 +338,18 @@ func (c *Call) End(r Result) {
 	c.span.End()
 }
 
-// StartStep starts the child span of a step that takes time. With tracing
-// off, or when the call's span does not record (the call was not
-// sampled), it returns ctx and nil, which EndStep accepts.
-func (t *Tracer) StartStep(ctx context.Context, name string) (context.Context, trace.Span) {
-	if !t.records(ctx) {
-		return ctx, nil
-	}
-	return t.tracer.Start(ctx, name, internalSpan...)
-}
-
-// records reports whether the span on ctx, the call's or a step's,
-// records: only then are children started. A child of a span that does
-// not record would not be sampled by any standard sampler (a parent-based
-// one follows the parent; a trace-id ratio decides the same trace alike;
-// always-on would have sampled the parent), so the SDK would only
-// allocate a span that records nothing, and a context for it: two
-// allocations and about half a microsecond per step of every unsampled
-// call.
-func (t *Tracer) records(ctx context.Context) bool {
-	return t != nil && trace.SpanFromContext(ctx).IsRecording()
-}
-
-// EndStep ends a step's span; a refusal or failure is recorded by its
-// wire code alone.
-func EndStep(span trace.Span, err error) {
-	if span == nil {
-		return
-	}
-	if err != nil {
-		code := deny.WireCode(err)
-		span.SetAttributes(errorTypeKey.String(code))
-		span.SetStatus(codes.Error, code)
-	}
-	span.End()
-}
-
-// EndAuthenticate ends the authentication step's span, saying whether the
-// token was in the cache.
-func EndAuthenticate(span trace.Span, cacheHit bool, err error) {
-	if span == nil {
-		return
-	}
-	if cacheHit {
-		span.SetAttributes(tokenCached...)
-	} else {
-		span.SetAttributes(tokenUncached...)
-	}
-	EndStep(span, err)
-}
-
-// RecordAuthentication records an authentication that happened before
-// the call's span could start (the MCP gate authenticates before it reads
-// the request that may carry the trace context), as a child of ctx's span
-// between start and end.
-func (t *Tracer) RecordAuthentication(ctx context.Context, start, end time.Time, cacheHit bool, err error) {
-	if !t.records(ctx) {
-		return
-	}
-	_, span := t.tracer.Start(ctx, StepAuthenticate, trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(start))
-	span.SetAttributes(TokenCacheHitKey.Bool(cacheHit))
-	if err != nil {
-		code := deny.WireCode(err)
-		span.SetAttributes(errorTypeKey.String(code))
-		span.SetStatus(codes.Error, code)
-	}
-	span.End(trace.WithTimestamp(end))
-}
-
 // StartDispatch starts the NATS client span of a request to a tool's
-// subject; none when the call's span does not record, and the tool then
-// receives the call's (unsampled) span context.
-func (t *Tracer) StartDispatch(ctx context.Context, subject string) (context.Context, trace.Span) {
+// subject, in either shape of a call's trace; none when the call's span
+// does not record, and the tool then receives the call's (unsampled) span
+// context.
+func (t *Tracer) StartDispatch(ctx context.Context, subject string) (context.Context, Step) {
 	if !t.records(ctx) {
-		return ctx, nil
+		return ctx, Step{}
 	}
 	h := t.hop(subject)
 	ctx, span := t.tracer.Start(ctx, h.name, clientSpan...)
 	span.SetAttributes(h.attrs...)
-	return ctx, span
+	return ctx, Step{span: span}
 }
 
 // hop is what a dispatch span to subject carries, kept per subject.

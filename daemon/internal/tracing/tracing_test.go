@@ -51,10 +51,10 @@ func TestANilTracerIsTracingOff(t *testing.T) {
 	if got := tr.StartCall(ctx, CallStart{Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}, &c); got != ctx || c.On() {
 		t.Fatal("a nil tracer started a span")
 	}
-	if got, span := tr.StartStep(ctx, StepInput); got != ctx || span != nil {
+	if got, step := tr.StartStep(ctx, StepInput); got != ctx || step.On() {
 		t.Fatal("a nil tracer started a step")
 	}
-	EndStep(nil, nil)
+	EndStep(Step{}, nil)
 	c.Finish(Result{})
 	call := new(Call) // the chain keeps it in the call's state
 	if n := testing.AllocsPerRun(100, func() {
@@ -101,48 +101,58 @@ func TestALogLineWithASpanSaysWhichTrace(t *testing.T) {
 
 // A call that is not sampled starts no child span: a child would not be
 // sampled either, and would only cost its allocations. The tool then gets
-// the call's own unsampled span context; a sampled call starts them all.
+// the call's own unsampled span context; a sampled call starts them all:
+// a span per step with step spans, the dispatch's alone without.
 func TestAnUnsampledCallStartsNoChildSpans(t *testing.T) {
-	for _, tc := range []struct {
-		name        string
-		sampler     sdktrace.Sampler
-		traceparent string
-		children    bool
+	for _, shape := range []struct {
+		name    string
+		opts    []Option
+		started int
 	}{
-		{"never sampled", sdktrace.NeverSample(), "", false},
-		{"a caller that did not sample", sdktrace.ParentBased(sdktrace.AlwaysSample()), "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", false},
-		{"a ratio that leaves the trace out", sdktrace.TraceIDRatioBased(0), "", false},
-		{"always sampled", sdktrace.AlwaysSample(), "", true},
-		{"a caller that sampled", sdktrace.ParentBased(sdktrace.NeverSample()), "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", true},
+		{"step spans", []Option{WithStepSpans()}, 4},
+		{"the default shape", nil, 2},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			recorded := tracetest.NewSpanRecorder()
-			tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(tc.sampler), sdktrace.WithSpanProcessor(recorded))
-			tr := New(tp, "test")
-			var c Call
-			ctx := tr.StartCall(context.Background(), CallStart{Surface: "http", Traceparent: tc.traceparent}, &c)
-			_, step := tr.StartStep(ctx, StepInput)
-			EndStep(step, nil)
-			dctx, hop := tr.StartDispatch(ctx, "calc.v1.Calculator.Add")
-			traceparent, _, ok := HopContext(dctx)
-			EndStep(hop, nil)
-			tr.RecordAuthentication(ctx, time.Now(), time.Now(), true, nil)
-			c.Finish(Result{Outcome: "ok"})
+		for _, tc := range []struct {
+			name        string
+			sampler     sdktrace.Sampler
+			traceparent string
+			children    bool
+		}{
+			{"never sampled", sdktrace.NeverSample(), "", false},
+			{"a caller that did not sample", sdktrace.ParentBased(sdktrace.AlwaysSample()), "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", false},
+			{"a ratio that leaves the trace out", sdktrace.TraceIDRatioBased(0), "", false},
+			{"always sampled", sdktrace.AlwaysSample(), "", true},
+			{"a caller that sampled", sdktrace.ParentBased(sdktrace.NeverSample()), "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", true},
+		} {
+			t.Run(shape.name+"/"+tc.name, func(t *testing.T) {
+				recorded := tracetest.NewSpanRecorder()
+				tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(tc.sampler), sdktrace.WithSpanProcessor(recorded))
+				tr := New(tp, "test", shape.opts...)
+				var c Call
+				ctx := tr.StartCall(context.Background(), CallStart{Surface: "http", Traceparent: tc.traceparent}, &c)
+				_, step := tr.StartStep(ctx, StepInput)
+				EndStep(step, nil)
+				dctx, hop := tr.StartDispatch(ctx, "calc.v1.Calculator.Add")
+				traceparent, _, ok := HopContext(dctx)
+				EndStep(hop, nil)
+				tr.RecordAuthentication(ctx, time.Now(), time.Now(), true, nil)
+				c.Finish(Result{Outcome: "ok"})
 
-			started := len(recorded.Started())
-			if tc.children {
-				if step == nil || hop == nil || started != 4 {
-					t.Fatalf("a sampled call started %d spans (step %v, hop %v), want the call's and 3 children", started, step != nil, hop != nil)
+				started := len(recorded.Started())
+				if tc.children {
+					if !step.On() || !hop.On() || started != shape.started {
+						t.Fatalf("a sampled call started %d spans (step %v, hop %v), want %d", started, step.On(), hop.On(), shape.started)
+					}
+					return
 				}
-				return
-			}
-			if step != nil || hop != nil || started != 0 {
-				t.Fatalf("an unsampled call started %d recording spans, a step %v, a hop %v", started, step != nil, hop != nil)
-			}
-			call := trace.SpanContextFromContext(ctx)
-			if !ok || traceparent != "00-"+call.TraceID().String()+"-"+call.SpanID().String()+"-00" {
-				t.Fatalf("the tool gets %q (%v), want the call's own unsampled context", traceparent, ok)
-			}
-		})
+				if step.On() || hop.On() || started != 0 {
+					t.Fatalf("an unsampled call started %d recording spans, a step %v, a hop %v", started, step.On(), hop.On())
+				}
+				call := trace.SpanContextFromContext(ctx)
+				if !ok || traceparent != "00-"+call.TraceID().String()+"-"+call.SpanID().String()+"-00" {
+					t.Fatalf("the tool gets %q (%v), want the call's own unsampled context", traceparent, ok)
+				}
+			})
+		}
 	}
 }
