@@ -165,11 +165,11 @@ func TestImportRules(t *testing.T) {
 		{
 			// garmd and the approvals service share the pending record; it
 			// must not drag either side's code into the other.
-			name:    "approvals/pending depends on runtime/wire, the NATS client and the standard library alone",
+			name:    "approvals/pending depends on runtime/wire, internal/fencedkv, the NATS client and the standard library alone",
 			applies: func(p listedPackage) bool { return under(p.ImportPath, module+"/approvals/pending") },
 			forbidden: func(dep string) bool {
 				return strings.Contains(strings.SplitN(dep, "/", 2)[0], ".") &&
-					!under(dep, module+"/runtime/wire", module+"/gen", "google.golang.org/protobuf",
+					!under(dep, module+"/runtime/wire", module+"/internal/fencedkv", module+"/gen", "google.golang.org/protobuf",
 						"github.com/nats-io/nats.go", "github.com/nats-io/nkeys", "github.com/nats-io/nuid",
 						"github.com/klauspost/compress", "golang.org/x/crypto", "golang.org/x/sys")
 			},
