@@ -32,6 +32,7 @@ func eventually(t testing.TB, what string, cond func() bool) {
 }
 
 func TestReadinessFollowsTheBus(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, withLogLedger())
 	if status, body := s.admin("/readyz"); status != http.StatusOK {
 		t.Fatalf("%d %s", status, body)
@@ -67,6 +68,7 @@ func TestReadinessFollowsTheBus(t *testing.T) {
 }
 
 func TestMetricsCountCallsByToolAndOutcome(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	if ans := s.post(addPath, s.token("public"), `{"a": 1, "b": 2}`); ans.status != http.StatusOK {
 		t.Fatalf("%d", ans.status)

@@ -27,6 +27,7 @@ func approvalProblems(t *testing.T, cfg garmd.Config) []string {
 }
 
 func TestApprovalsNeedGrantsAnInboxURLAndAStateKeyForMCP(t *testing.T) {
+	t.Parallel()
 	short := filepath.Join(t.TempDir(), "short.key")
 	if err := os.WriteFile(short, []byte("sixteen bytes ok"), 0o600); err != nil {
 		t.Fatal(err)

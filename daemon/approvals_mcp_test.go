@@ -126,6 +126,7 @@ func elicited(t *testing.T, r rpcResult, raw *answer) (id, state string) {
 }
 
 func TestAnMCPClientIsSentToTheInboxAndItsRetryPaysOnce(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t, withMCPApprovals(t))
 	var asked atomic.Int32
 	client := sdk.NewClient(&sdk.Implementation{Name: "approvals-test", Version: "1"}, &sdk.ClientOptions{
@@ -171,6 +172,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestARequestStateIsRefusedTamperedReplayedOrInAnotherCallersHands(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t, withMCPApprovals(t))
 	payerToken := s.token("payer")
 	r, raw := s.mcpCall(t, payerToken, statelessEra, paymentArgs(t, "125000"), nil, nil)
@@ -243,6 +245,7 @@ func flip(c byte) string {
 }
 
 func TestAClientThatDeclaresNoURLElicitationGetsTheIsErrorResultNamingThePage(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t, withMCPApprovals(t))
 	formOnly := map[string]any{clientCapabilities: map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}}
 	r, raw := s.mcpCall(t, s.token("payer"), statelessEra, paymentArgs(t, "125000"), formOnly, nil)
@@ -254,6 +257,7 @@ func TestAClientThatDeclaresNoURLElicitationGetsTheIsErrorResultNamingThePage(t 
 }
 
 func TestAHandshakeEraClientGetsAURLElicitationOnlyWhenItDeclaresOne(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t, withMCPApprovals(t))
 	token := s.token("payer")
 	declared := map[string]any{clientCapabilities: map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}}

@@ -13,6 +13,7 @@ import (
 // finds the decision on its request (decision 0113).
 
 func TestAPlainRetryAfterTheApprovalPaysOnceAndTheNextCallAsksAgain(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t, withApprovals())
 	token := s.token("payer")
 	id := readApproval(t, s.post(payPath, token, payment)).Approval.ID
@@ -40,6 +41,7 @@ func TestAPlainRetryAfterTheApprovalPaysOnceAndTheNextCallAsksAgain(t *testing.T
 }
 
 func TestAnotherCallersOrAnotherAmountsIdenticalRetryDoesNotPickUpTheDecision(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t, withApprovals())
 	id := readApproval(t, s.post(payPath, s.token("payer"), payment)).Approval.ID
 	s.decide(id, pending.Approved, s.grant("approver", "appr.v1.pay", payer, paymentMaterial, ""))
@@ -67,6 +69,7 @@ func TestAnotherCallersOrAnotherAmountsIdenticalRetryDoesNotPickUpTheDecision(t 
 }
 
 func TestABareCallAfterAnApprovalCollectedByIDAsksAnew(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t, withApprovals())
 	token := s.token("payer")
 	id := readApproval(t, s.post(payPath, token, payment)).Approval.ID
@@ -84,6 +87,7 @@ func TestABareCallAfterAnApprovalCollectedByIDAsksAnew(t *testing.T) {
 // call afterwards recalls a decision whose grant no longer verifies, and
 // asks a human anew rather than refusing the call outright.
 func TestABareCallAfterTheApprovedGrantWasPresentedAndSpentAsksAnew(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t, withApprovals())
 	token := s.token("payer")
 	id := readApproval(t, s.post(payPath, token, payment)).Approval.ID

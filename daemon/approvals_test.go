@@ -16,6 +16,7 @@ const (
 )
 
 func TestAPaymentWithoutAGrantLeavesOneRequestWhoseApprovalPaysOnce(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t, withApprovals())
 	if logs := s.logs.String(); !strings.Contains(logs, "approvals: on, requests in GARM_APPROVALS, decided at "+approvalsURL) {
 		t.Errorf("the startup report does not say approvals are on:\n%s", logs)
@@ -81,6 +82,7 @@ func TestAPaymentWithoutAGrantLeavesOneRequestWhoseApprovalPaysOnce(t *testing.T
 }
 
 func TestAnotherCallersApprovalIDAnswersAsAMissingOne(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t, withApprovals())
 	id := readApproval(t, s.post(payPath, s.token("payer"), payment)).Approval.ID
 	s.decide(id, pending.Approved, s.grant("approver", "appr.v1.pay", payer, paymentMaterial, ""))
@@ -140,6 +142,7 @@ func TestAnotherCallersApprovalIDAnswersAsAMissingOne(t *testing.T) {
 }
 
 func TestADeniedRequestIsRefusedOnRetryAndSaysDenied(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t, withApprovals())
 	token := s.token("payer")
 	id := readApproval(t, s.post(payPath, token, payment)).Approval.ID
@@ -169,6 +172,7 @@ func TestADeniedRequestIsRefusedOnRetryAndSaysDenied(t *testing.T) {
 }
 
 func TestMaterialChangedBetweenAskingAndRetryingIsRefusedAndSpendsNothing(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t, withApprovals())
 	token := s.token("payer")
 	id := readApproval(t, s.post(payPath, token, payment)).Approval.ID
@@ -190,6 +194,7 @@ func TestMaterialChangedBetweenAskingAndRetryingIsRefusedAndSpendsNothing(t *tes
 }
 
 func TestGarmApprovalIsReadOnceAndNeverBesideGarmGrant(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t, withApprovals())
 	token := s.token("payer")
 	id := readApproval(t, s.post(payPath, token, payment)).Approval.ID
@@ -219,6 +224,7 @@ func TestGarmApprovalIsReadOnceAndNeverBesideGarmGrant(t *testing.T) {
 }
 
 func TestACallerWhoCannotSeeTheToolGetsNoRequest(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t, withApprovals())
 	hidden := s.post(payPath, s.token("approver"), payment)
 	missing := s.post("/appr.v1.Payments/Nothing", s.token("approver"), payment)
@@ -231,6 +237,7 @@ func TestACallerWhoCannotSeeTheToolGetsNoRequest(t *testing.T) {
 }
 
 func TestARequestThatCannotBeRecordedForWantOfTheBucketIsAMomentary503(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t, withApprovals())
 	js := s.jetstream()
 	if err := js.DeleteKeyValue(context.Background(), pending.Bucket); err != nil {
@@ -250,6 +257,7 @@ func TestARequestThatCannotBeRecordedForWantOfTheBucketIsAMomentary503(t *testin
 }
 
 func TestApprovalsAreOffWithoutTheFlag(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t)
 	ans := s.post(payPath, s.token("payer"), payment)
 	if ans.status != http.StatusForbidden || string(ans.body) != grantRequiredBody {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestABusURLCarryingAPasswordIsRefusedPointingAtTheUserFile(t *testing.T) {
+	t.Parallel()
 	cfg := garmd.DefaultConfig()
 	cfg.NATS = "nats://garmd:s3cret@127.0.0.1:4222"
 	err := cfg.Validate()
@@ -21,6 +22,7 @@ func TestABusURLCarryingAPasswordIsRefusedPointingAtTheUserFile(t *testing.T) {
 }
 
 func TestBusAndListenerFlagsThatDoNotGoTogetherAreRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seed := filepath.Join(dir, "garmd.nk")
 	writeFile(t, seed, []byte("SUAB\n"))
@@ -51,6 +53,7 @@ func TestBusAndListenerFlagsThatDoNotGoTogetherAreRefused(t *testing.T) {
 }
 
 func TestGarmdWarnsThatABusAskingNoCredentialsLetsAnyoneWriteTheSpentGrants(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	log := s.logs.String()
 	for _, want := range []string{`"level":"WARN","msg":"garmd: who may write spent grants"`, "the bus asks no credentials", `"auth":"no credentials"`, `"tls":"off`} {

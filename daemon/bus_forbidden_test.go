@@ -58,6 +58,7 @@ func startPermittedBus(t *testing.T, set *natsperm.Set) string {
 // error kind bus_forbidden on its row, not as a slow tool at the deadline;
 // the caller learns nothing of permissions, and the other tools answer.
 func TestAPublishTheBusRefusesIsA503BusForbiddenNotATimeout(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c, err := builder.FromRoots(context.Background(), "../examples/calculator/proto")
 	if err != nil {

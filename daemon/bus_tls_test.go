@@ -140,6 +140,7 @@ func userFile(t *testing.T, dir, user string) string {
 // the startup report says how garmd authenticated and that TLS is on, and
 // a client that does not speak TLS is refused.
 func TestGarmdAndAToolWorkOverMutualTLSAndAPlaintextClientIsRefused(t *testing.T) {
+	t.Parallel()
 	p := newPKI(t)
 	c, err := builder.FromRoots(context.Background(), "../examples/calculator/proto")
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 // one, and no cache may store it — the listing, where an approval request
 // stands, MCP's tools/list, a tool's redacted answer.
 func TestEveryPerCallerAnswerIsPrivateAndNotStored(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t, withMCPApprovals(t))
 	payer := s.token("payer")
 	asked := s.post(payPath, payer, payment)

@@ -23,6 +23,7 @@ const (
 )
 
 func TestACallSucceedsWithGarmsHeadersAndOneCompleteLedgerRow(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	ans := s.post(addPath, s.token("public"), `{"a": 40, "b": 2.5}`)
 	if ans.status != http.StatusOK || string(ans.body) != `{"sum":42.5}` {
@@ -73,6 +74,7 @@ func cloneRow(e *ledgerv1.Event) *ledgerv1.Event {
 }
 
 func TestBinaryRequestsAreAnsweredInBinary(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	req, _ := http.NewRequest(http.MethodPost, s.url+addPath, strings.NewReader("\x09\x00\x00\x00\x00\x00\x00\x44\x40\x11\x00\x00\x00\x00\x00\x00\x04\x40"))
 	req.Header.Set("Authorization", "Bearer "+s.token("public"))
@@ -95,6 +97,7 @@ func TestBinaryRequestsAreAnsweredInBinary(t *testing.T) {
 }
 
 func TestTheToolIsToldTheCallButNeverTheCallersAuthority(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	before := time.Now()
@@ -136,6 +139,7 @@ func TestTheToolIsToldTheCallButNeverTheCallersAuthority(t *testing.T) {
 }
 
 func TestTheToolTimeoutCapsTheCallersDeadline(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, withToolTimeout(700*time.Millisecond))
 	start := time.Now()
 	ans := s.post(stallPath, s.token("operator"), `{"ms": 5000}`, "Garm-Timeout-Ms", "60000")

@@ -13,6 +13,7 @@ import (
 )
 
 func TestCheckSaysAServableCatalogueWouldMount(t *testing.T) {
+	t.Parallel()
 	data, err := fixtureCatalogue()
 	if err != nil {
 		t.Fatal(err)
@@ -36,6 +37,7 @@ func TestCheckSaysAServableCatalogueWouldMount(t *testing.T) {
 }
 
 func TestCheckNamesEveryDeclarationThisBuildCannotEnforce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "pay.proto"), []byte(`syntax = "proto3";
 package pay.v1;
@@ -94,6 +96,7 @@ service Pay {
 }
 
 func TestGarmdRefusesToStartOnACatalogueThatWouldNotMount(t *testing.T) {
+	t.Parallel()
 	cfg := garmd.DefaultConfig()
 	cfg.Catalogue = filepath.Join(t.TempDir(), "missing.binpb")
 	key := filepath.Join(t.TempDir(), "k")
@@ -106,6 +109,7 @@ func TestGarmdRefusesToStartOnACatalogueThatWouldNotMount(t *testing.T) {
 }
 
 func TestCheckReportsTheInstanceRulesItCompiled(t *testing.T) {
+	t.Parallel()
 	c, err := builder.FromRoots(context.Background(), filepath.Join("..", "protoc-gen-garm", "testdata", "instance_rules"))
 	if err != nil {
 		t.Fatal(err)

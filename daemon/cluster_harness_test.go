@@ -34,6 +34,12 @@ type clusterPlane struct {
 	replicas []*replica
 }
 
+// startClusterPlane starts a cluster plane for the test.
+//
+// The tests on a cluster do not call t.Parallel, unlike most of this
+// package's: each runs three nodes, three replicas and a load on CI's two
+// cores, and the elections and reconnects they wait for were bounded for a
+// cluster with the machine to itself (decision 0145).
 func startClusterPlane(t *testing.T, opts ...stackOption) *clusterPlane {
 	t.Helper()
 	cluster := garmtooltest.StartCluster(t, "garm", 3)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestTheSigningFlagsRefuseWhatCannotWork(t *testing.T) {
+	t.Parallel()
 	cases := map[string]func(*garmd.Config){
 		"--catalogue-min-signers is given without --catalogue-keys":       func(c *garmd.Config) { c.CatalogueMinSigners = 2 },
 		"--catalogue-min-signers-group is given without --catalogue-keys": func(c *garmd.Config) { c.CatalogueMinPerGroup = garmd.GroupMinimums{"owners": 1} },
@@ -36,6 +37,7 @@ func TestTheSigningFlagsRefuseWhatCannotWork(t *testing.T) {
 }
 
 func TestAGroupMinimumIsGroupEqualsCount(t *testing.T) {
+	t.Parallel()
 	var g garmd.GroupMinimums
 	if err := g.Set("security=1, owners=2"); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestValidateReportsEveryProblemAtOnce(t *testing.T) {
+	t.Parallel()
 	short := filepath.Join(t.TempDir(), "short.key")
 	if err := os.WriteFile(short, []byte("  too short \n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -52,6 +53,7 @@ func TestValidateReportsEveryProblemAtOnce(t *testing.T) {
 }
 
 func TestTheDefaultsAreTheSpecs(t *testing.T) {
+	t.Parallel()
 	cfg := garmd.DefaultConfig()
 	if cfg.NATS != "nats://127.0.0.1:4222" || cfg.Listen != "127.0.0.1:7440" || cfg.AdminListen != "127.0.0.1:7441" ||
 		cfg.Audience != "garm" || cfg.ToolTimeout != 30*time.Second || cfg.MaxTools != 0 || cfg.LedgerStream ||
@@ -61,6 +63,7 @@ func TestTheDefaultsAreTheSpecs(t *testing.T) {
 }
 
 func TestJWKSOverPlainHTTPIsAcceptedOnlyFromLoopback(t *testing.T) {
+	t.Parallel()
 	for url, ok := range map[string]bool{
 		"https://idp.example/jwks.json":   true,
 		"http://127.0.0.1:7450/jwks.json": true,
@@ -81,6 +84,7 @@ func TestJWKSOverPlainHTTPIsAcceptedOnlyFromLoopback(t *testing.T) {
 }
 
 func TestTheGrantFlagsDefaultAsTheSpecSaysAndRefuseWhatCannotWork(t *testing.T) {
+	t.Parallel()
 	one := garmd.DefaultConfig()
 	one.Issuers, one.JWKS = []string{"https://i"}, []string{"https://i/jwks.json"}
 	one.GrantIssuer = "https://approvals"
@@ -116,6 +120,7 @@ func TestTheGrantFlagsDefaultAsTheSpecSaysAndRefuseWhatCannotWork(t *testing.T) 
 }
 
 func TestTheMCPResourceIsAnHTTPSURLOrLoopbackAndNeedsMCP(t *testing.T) {
+	t.Parallel()
 	for resource, ok := range map[string]bool{
 		"https://garm.example/mcp":   true,
 		"http://127.0.0.1:7440/mcp":  true,
@@ -142,6 +147,7 @@ func TestTheMCPResourceIsAnHTTPSURLOrLoopbackAndNeedsMCP(t *testing.T) {
 
 // A limit's bound must be a bound: not negative, and shorter than a call.
 func TestALimitBoundAsLongAsACallIsRefused(t *testing.T) {
+	t.Parallel()
 	c := garmd.DefaultConfig()
 	c.LimitBound = c.ToolTimeout
 	c.LimitReplicas = -1

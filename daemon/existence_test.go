@@ -8,6 +8,7 @@ import (
 )
 
 func TestAnInvisibleToolAndAMissingRouteAnswerTheSame(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	outsider := s.token("outsider") // confidential, but without pii-contact
 	invisible := s.post(getPath, outsider, `{"id": "r1"}`)
@@ -51,6 +52,7 @@ func sameHeaders(a, b http.Header) bool {
 }
 
 func TestEachGateHidesATool(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	cases := []struct {
 		persona, path, body string
@@ -82,6 +84,7 @@ func TestEachGateHidesATool(t *testing.T) {
 }
 
 func TestAnAnswerHoldsOnlyWhatTheCallerMayRead(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	support := s.post(getPath, s.token("support"), `{"id": "r1"}`)
 	if support.status != http.StatusOK {
@@ -112,6 +115,7 @@ func TestAnAnswerHoldsOnlyWhatTheCallerMayRead(t *testing.T) {
 }
 
 func TestWithoutMCPItsPathsAnswerAsAMissingRoute(t *testing.T) {
+	t.Parallel()
 	s := startStack(t) // --mcp off
 	token := s.token("support")
 	missing := s.post("/fix.v1.Records/Nope", token, `{}`)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestAToolCrashingMidCallEndsTheCallWithItsRow(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	select {
 	case <-stallStarted:
@@ -41,6 +42,7 @@ func TestAToolCrashingMidCallEndsTheCallWithItsRow(t *testing.T) {
 // call has exactly one ledger row — on the stream, or in the log where the
 // stream could not take it.
 func TestTheBusRestartingUnderLoadLosesNoLedgerRow(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, withToolTimeout(time.Second))
 	token := s.token("public")
 	var (

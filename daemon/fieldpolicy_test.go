@@ -30,6 +30,7 @@ func tenantHash(tenant, value string) string {
 }
 
 func TestOneAnswerIsRedactedExactlyForThreeCallers(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	hashed := tenantHash("acme", "BUREAU-77-SECRET")
 	cases := []struct {
@@ -74,6 +75,7 @@ func TestOneAnswerIsRedactedExactlyForThreeCallers(t *testing.T) {
 }
 
 func TestACallerMissingTheToolsCompartmentIsToldItDoesNotExist(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	missing := s.post("/fix.v1.Profiles/NoSuchMethod", s.token("outsider"), `{}`)
 	ans := s.post(profilePath, s.token("outsider"), `{"id": "P-100"}`)
@@ -86,6 +88,7 @@ func TestACallerMissingTheToolsCompartmentIsToldItDoesNotExist(t *testing.T) {
 }
 
 func TestValidationRefusalsListOnlyWhatTheCallerWasShown(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	const msg = `"code":"invalid_argument","message":"The request does not match the tool's input."`
 	cases := []struct {
@@ -123,6 +126,7 @@ func TestValidationRefusalsListOnlyWhatTheCallerWasShown(t *testing.T) {
 }
 
 func TestAValidationRefusalIsPinnedWithItsWholeRow(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	ans := s.post(profilePath, s.token("support"), `{"id": "ab"}`)
 	if ans.status != http.StatusBadRequest {
@@ -139,6 +143,7 @@ func TestAValidationRefusalIsPinnedWithItsWholeRow(t *testing.T) {
 }
 
 func TestAValidRequestWithAReasonPasses(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	ans := s.post(profilePath, s.token("reviewer"), `{"id": "A-123", "reason": "a court order"}`)
 	if ans.status != http.StatusOK {
@@ -147,6 +152,7 @@ func TestAValidRequestWithAReasonPasses(t *testing.T) {
 }
 
 func TestACardIsProjectedForEachCaller(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	const head = `{"kind":"KIND_RECORD","subject_id":"P-100","title":"Ada Lovelace","state":"STATE_OPEN","body":[`
 	const name = `{"label":"Name","value":"Ada Lovelace","field":"display_name"}`
@@ -185,6 +191,7 @@ func TestACardIsProjectedForEachCaller(t *testing.T) {
 }
 
 func TestACardWhoseLabelTheCallerMissesIsNotFound(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	missing := s.post("/fix.v1.Profiles/NoSuchMethod", s.token("support"), `{}`)
 	ans := s.post(profileCardPath, s.token("support"), `{"id": "P-SEALED"}`)
@@ -199,6 +206,7 @@ func TestACardWhoseLabelTheCallerMissesIsNotFound(t *testing.T) {
 }
 
 func TestACardInAListIsDroppedForACallerMissingItsLabel(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	ans := s.post(profileCardsPath, s.token("support"), `{"ids": ["P-100", "P-SEALED", "P-200"]}`)
 	if ans.status != http.StatusOK {
@@ -214,6 +222,7 @@ func TestACardInAListIsDroppedForACallerMissingItsLabel(t *testing.T) {
 }
 
 func TestAnInvalidCardFailsTheCallForEveryCaller(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	for _, persona := range []string{"support", "analyst"} {
 		ans := s.post(profileCardPath, s.token(persona), `{"id": "P-BROKEN"}`)

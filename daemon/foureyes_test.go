@@ -22,6 +22,7 @@ const (
 )
 
 func TestAPaymentApprovedByItsOwnCallerIsRefusedAndAnotherApproverOpensIt(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t)
 	// The treasurer may both pay and approve; on this tool, not both at once.
 	self := s.grant("treasurer", "appr.v1.pay", treasurer, paymentMaterial, "")
@@ -48,6 +49,7 @@ func TestAPaymentApprovedByItsOwnCallerIsRefusedAndAnotherApproverOpensIt(t *tes
 }
 
 func TestAPaymentApprovedByAnActorOfItsChainIsRefused(t *testing.T) {
+	t.Parallel()
 	// The dev IdP never lets an agent approve, so an approval service of
 	// the test's own, with a key generated now, names the agent: a grant
 	// issuer that does is what four eyes are there to stop.

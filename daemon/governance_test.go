@@ -23,6 +23,7 @@ const (
 )
 
 func TestAPaymentWithoutAGrantIsToldWhatToAskFor(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t)
 	ans := s.post(payPath, s.token("payer"), payment)
 	if ans.status != http.StatusForbidden || string(ans.body) != grantRequiredBody {
@@ -41,6 +42,7 @@ func TestAPaymentWithoutAGrantIsToldWhatToAskFor(t *testing.T) {
 }
 
 func TestAnApprovedPaymentSucceedsOnceAndItsReplayIsRefused(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t)
 	g := s.grant("approver", "appr.v1.pay", payer, paymentMaterial, "TASK-7")
 	ans := s.post(payPath, s.token("payer"), payment, "Garm-Grant", g)
@@ -74,6 +76,7 @@ func TestAnApprovedPaymentSucceedsOnceAndItsReplayIsRefused(t *testing.T) {
 }
 
 func TestARefusedGrantIsNotSpent(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t)
 	g := s.grant("approver", "appr.v1.pay", payer, paymentMaterial, "")
 	cases := []struct{ name, persona, body, grant string }{
@@ -104,6 +107,7 @@ func TestARefusedGrantIsNotSpent(t *testing.T) {
 }
 
 func TestTwoReplicasSpendOneGrantExactlyOnce(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t)
 	replica := s.startReplica()
 	g := s.grant("approver", "appr.v1.pay", payer, paymentMaterial, "")
@@ -159,6 +163,7 @@ func TestTwoReplicasSpendOneGrantExactlyOnce(t *testing.T) {
 }
 
 func TestAFailClosedToolIsNotCalledWhileTheAuditStreamIsDown(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t)
 	js := s.jetstream()
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
@@ -190,6 +195,7 @@ func TestAFailClosedToolIsNotCalledWhileTheAuditStreamIsDown(t *testing.T) {
 }
 
 func TestNotifyToolsAreToldToAHumanAndAFailureChangesNothing(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t)
 	ans := s.post(cancelPath, s.token("payer"), `{"payment_id": "pay-9"}`)
 	if ans.status != http.StatusOK || string(ans.body) != `{"payment_id":"pay-9"}` {
@@ -213,6 +219,7 @@ func TestNotifyToolsAreToldToAHumanAndAFailureChangesNothing(t *testing.T) {
 }
 
 func TestAGrantCeilingBeyondTheSpentBucketsTTLDoesNotMount(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t)
 	js := s.jetstream()
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
@@ -234,6 +241,7 @@ func TestAGrantCeilingBeyondTheSpentBucketsTTLDoesNotMount(t *testing.T) {
 }
 
 func TestGarmdRefusesAnAuditStreamThatDropsOldRows(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t)
 	js := s.jetstream()
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)

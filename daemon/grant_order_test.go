@@ -36,6 +36,7 @@ func (s *stack) payHeaders(grant string) http.Header {
 // headers cause: each is refused, and the same grant then pays on the
 // corrected call — step 5 spends it only as the last act before dispatch.
 func TestNothingRefusedAfterAGrantVerifiesCostsTheGrant(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t)
 	cases := []struct {
 		name string

@@ -9,6 +9,7 @@ import (
 const malformedHeadersBody = `{"code":"invalid_argument","message":"A header garm reads was sent more than once or is malformed."}`
 
 func TestAHeaderSentTwiceIsRefusedTheSameOnEveryRoute(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	support, outsider := s.token("support"), s.token("outsider")
 	calls := []struct {
@@ -47,6 +48,7 @@ func TestAHeaderSentTwiceIsRefusedTheSameOnEveryRoute(t *testing.T) {
 }
 
 func TestTheRouteIsTheTargetAsSent(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	token := s.token("public")
 	missing := s.post("/calc.v1.Calculator/Nope", token, `{"a": 1, "b": 2}`)
@@ -78,6 +80,7 @@ func TestTheRouteIsTheTargetAsSent(t *testing.T) {
 }
 
 func TestJSONIsRecognisedByItsMediaTypeNotAPrefix(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	token := s.token("public")
 	for ct, status := range map[string]int{

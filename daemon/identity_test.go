@@ -112,6 +112,7 @@ func withIssuer(issuer, jwksURL string) stackOption {
 }
 
 func TestIdentityAttacksAreEachRefused401WithALedgerRow(t *testing.T) {
+	t.Parallel()
 	trusted := newForger(t, "trusted-1")
 	attacker := newForger(t, "attacker-1")
 	var attackerHits atomic.Int64

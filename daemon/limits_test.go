@@ -20,6 +20,7 @@ import (
 // as an isError result with the same body over MCP; the metrics count it
 // by tool and limit.
 func TestACallOverItsLimitIsAnswered429OverHTTPAndIsErrorOverMCP(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, withMCPOn(), withLimitsOf(t, rateLimit("calc.v1.add", "adds", 1, toolv1.Limit_WINDOW_DAY, toolv1.Limit_KEY_PART_SUBJECT)))
 	add := surfaceCall{route: addPath, tool: "calc.v1.add", args: `{"a":1,"b":2}`, authorization: "Bearer " + s.token("public")}
 	if h := s.overHTTP(t, add); h.status != http.StatusOK {
@@ -67,6 +68,7 @@ func deleteStream(t testing.TB, url, name string) {
 // caller, before any call: a limit keyed on the agent only to a delegated
 // caller.
 func TestTheListingShowsTheLimitsThatApplyToTheCaller(t *testing.T) {
+	t.Parallel()
 	perAgent := rateLimit("fix.v1.get_record", "per_agent", 5, toolv1.Limit_WINDOW_MINUTE, toolv1.Limit_KEY_PART_AGENT)
 	perSubject := rateLimit("fix.v1.get_record", "per_subject", 50, toolv1.Limit_WINDOW_HOUR, toolv1.Limit_KEY_PART_SUBJECT)
 	s := startStack(t, withMCPOn(), withLimitsOf(t, perAgent, perSubject))
@@ -118,6 +120,7 @@ func TestTheListingShowsTheLimitsThatApplyToTheCaller(t *testing.T) {
 // garmd --limits refuses to start when the counter streams are missing,
 // naming them, rather than fail the first limited call.
 func TestGarmdWithLimitsRefusesToStartWithoutItsCounterStreams(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	cfg := s.cfg
 	cfg.Listen, cfg.AdminListen = "127.0.0.1:0", "127.0.0.1:0"
@@ -134,6 +137,7 @@ func TestGarmdWithLimitsRefusesToStartWithoutItsCounterStreams(t *testing.T) {
 // A call refused by a limit spends no grant and opens no approval request:
 // the same grant pays once the window has turned.
 func TestALimitRefusalSpendsNoGrant(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t, withApprovals(), withLimits(t, rateLimit("appr.v1.pay", "one_a_second", 1, toolv1.Limit_WINDOW_SECOND, toolv1.Limit_KEY_PART_SUBJECT)))
 	for attempt := 0; ; attempt++ {
 		if attempt == 5 {

@@ -38,6 +38,7 @@ func fqns(l listed) []string {
 }
 
 func TestListToolsShowsEachCallerWhatItMayCall(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	cases := map[string][]string{
 		"analyst": {"calc.v1.add", "calc.v1.divide", "calc.v1.summarize", "fix.v1.echo", "fix.v1.get_profile", "fix.v1.get_profile_card",
@@ -64,6 +65,7 @@ func TestListToolsShowsEachCallerWhatItMayCall(t *testing.T) {
 }
 
 func TestListToolsFollowsTheAudienceRule(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	_, runner := s.list("operator", `{"audience": "runner"}`)
 	if got := fqns(runner); !slices.Equal(got, []string{"fix.v1.echo"}) {
@@ -80,6 +82,7 @@ func TestListToolsFollowsTheAudienceRule(t *testing.T) {
 }
 
 func TestTheListedInputSchemaLeavesOutWhatTheCallerMayNotWrite(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	schemaOf := func(persona, fqn string) string {
 		_, l := s.list(persona, `{}`)
@@ -103,6 +106,7 @@ func TestTheListedInputSchemaLeavesOutWhatTheCallerMayNotWrite(t *testing.T) {
 }
 
 func TestAnUnauthenticatedListingIsLedgered(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	ans := s.post("/garm.v1.ToolCatalogService/ListTools", "", `{}`)
 	if ans.status != http.StatusUnauthorized {

@@ -31,6 +31,7 @@ func (s *stack) logRows() map[string]map[string]any {
 }
 
 func TestWithoutTheLedgerStreamEachCallIsOneLogLineWithEveryColumn(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, withLogLedger())
 	ok := s.post(getPath, s.token("support"), `{"id": "r1"}`)
 	denied := s.post(getPath, s.token("outsider"), `{"id": "r1"}`)
@@ -69,6 +70,7 @@ func TestWithoutTheLedgerStreamEachCallIsOneLogLineWithEveryColumn(t *testing.T)
 }
 
 func TestTheStartupReportSaysWhatGarmdIsAndWillDo(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, withLogLedger())
 	logs := s.logs.String()
 	for _, want := range []string{

@@ -13,6 +13,7 @@ import (
 // 127.0.0.1 reaches neither the tool plane nor the admin listener, and a
 // browser's cross-origin post is refused before any call is made.
 func TestALoopbackOnlyGarmdRefusesAForeignHostOnEveryListener(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, func(c *garmd.Config) { c.LoopbackHostsOnly = true })
 	token := s.token("support")
 	send := func(method, url, host string, header ...string) *http.Response {
@@ -55,6 +56,7 @@ func TestALoopbackOnlyGarmdRefusesAForeignHostOnEveryListener(t *testing.T) {
 // Without the flag garmd guards nothing itself: a deployment's listeners
 // are guarded by what stands before them (decision 0087).
 func TestAGarmdWithoutTheFlagAnswersAnyHost(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	req, err := http.NewRequest(http.MethodGet, s.adminURL+"/readyz", nil)
 	if err != nil {

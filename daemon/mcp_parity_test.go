@@ -70,6 +70,7 @@ func (s *stack) send(t *testing.T, path, body string, h http.Header, c surfaceCa
 // is the one recorder; a surface that wrote its own rows, or none, for a
 // class would show here.
 func TestEveryRefusalGetsTheSameRowOverHTTPAndOverMCP(t *testing.T) {
+	t.Parallel()
 	trusted := newForger(t, "trusted-1")
 	s := startGovernedStack(t, withMCPApprovals(t), withIssuer(forgedIssuer, trusted.jwks(nil).URL),
 		withBounds(func(c *garmd.Config) { c.MaxInFlight, c.GrantJWKS = 2, c.JWKS[0] }),

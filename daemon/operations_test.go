@@ -29,6 +29,7 @@ func (s *stack) metric(series string) float64 {
 }
 
 func TestMetricsCountGrantSpendsAuditAndPublishesByStreamAndKeySetFetches(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t)
 	g := s.grant("approver", "appr.v1.pay", payer, paymentMaterial, "TASK-7")
 	if ans := s.post(payPath, s.token("payer"), payment, "Garm-Grant", g); ans.status != http.StatusOK {
@@ -80,6 +81,7 @@ func TestMetricsCountGrantSpendsAuditAndPublishesByStreamAndKeySetFetches(t *tes
 }
 
 func TestTheBusConnectionIsSeenInTheMetricsAndTheStructuredLog(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, withLogLedger())
 	s.bus.stop()
 	eventually(t, "garm_bus_connected reading 0", func() bool { return s.metric("garm_bus_connected") == 0 })

@@ -11,6 +11,7 @@ import (
 )
 
 func TestReloadsAreCountedByResultAndARefusalOncePerArtifact(t *testing.T) {
+	t.Parallel()
 	var ops metrics.Operations
 	m := metrics.New("test", metrics.Sources{Operations: &ops})
 	rig := newReloadRig(t)

@@ -156,6 +156,7 @@ func (rig *reloadRig) poll() {
 func (rig *reloadRig) lines(msg string) int { return strings.Count(rig.log.String(), msg) }
 
 func TestAnUnchangedETagFetchesNothing(t *testing.T) {
+	t.Parallel()
 	rig := newReloadRig(t)
 	for range 5 {
 		rig.poll()
@@ -166,6 +167,7 @@ func TestAnUnchangedETagFetchesNothing(t *testing.T) {
 }
 
 func TestTheDigestDecidesWhenTheETagChangesAndTheBytesDoNot(t *testing.T) {
+	t.Parallel()
 	rig := newReloadRig(t)
 	before := rig.r.serving.Load()
 	rig.store.put(mustBytes(t, smallCatalogue), "e2")
@@ -181,6 +183,7 @@ func TestTheDigestDecidesWhenTheETagChangesAndTheBytesDoNot(t *testing.T) {
 }
 
 func TestANewCatalogueIsMountedAndSwappedIn(t *testing.T) {
+	t.Parallel()
 	rig := newReloadRig(t)
 	old := rig.r.serving.Load()
 	rig.store.put(mustBytes(t, biggerCatalogue), "e2")
@@ -203,6 +206,7 @@ func TestANewCatalogueIsMountedAndSwappedIn(t *testing.T) {
 }
 
 func TestARefusedCatalogueKeepsTheServingOneAndIsStatedOnceAnHour(t *testing.T) {
+	t.Parallel()
 	for name, data := range map[string]func() ([]byte, error){
 		"does not mount": ungrantCatalogue,
 		"does not load":  func() ([]byte, error) { return []byte("not a catalogue"), nil },
@@ -250,6 +254,7 @@ func TestARefusedCatalogueKeepsTheServingOneAndIsStatedOnceAnHour(t *testing.T) 
 }
 
 func TestAnArtifactOverTheCeilingIsARefusal(t *testing.T) {
+	t.Parallel()
 	rig := newReloadRig(t)
 	rig.store.put(nil, "huge")
 	rig.store.tooLarge = true
@@ -262,6 +267,7 @@ func TestAnArtifactOverTheCeilingIsARefusal(t *testing.T) {
 }
 
 func TestAStoreThatCannotBeReachedIsAWarningAtMostOncePerPoll(t *testing.T) {
+	t.Parallel()
 	rig := newReloadRig(t)
 	old := rig.r.serving.Load()
 	rig.store.setDown(true)
@@ -289,6 +295,7 @@ func TestAStoreThatCannotBeReachedIsAWarningAtMostOncePerPoll(t *testing.T) {
 }
 
 func TestHintsCoalesceAndPollWithoutWaitingForTheInterval(t *testing.T) {
+	t.Parallel()
 	rig := newReloadRig(t)
 	rig.r.every = time.Hour
 	rig.r.now = time.Now

@@ -9,6 +9,7 @@ import (
 )
 
 func TestGarmdRefusesToStartWhenItsStreamsHaveFewerReplicasThanRequired(t *testing.T) {
+	t.Parallel()
 	s := startGovernedStack(t, withApprovals(), withLimits(t))
 	cfg := s.cfg
 	cfg.Listen, cfg.AdminListen = "127.0.0.1:0", "127.0.0.1:0"
@@ -35,6 +36,7 @@ func TestGarmdRefusesToStartWhenItsStreamsHaveFewerReplicasThanRequired(t *testi
 }
 
 func TestMinReplicasOutsideWhatJetStreamKeepsIsRefused(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{0, -1, 6} {
 		cfg := garmd.DefaultConfig()
 		cfg.MinReplicas = n

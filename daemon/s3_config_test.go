@@ -11,6 +11,7 @@ import (
 )
 
 func TestAnS3CatalogueURLMustNameOneObject(t *testing.T) {
+	t.Parallel()
 	for raw, want := range map[string]string{
 		"s3://catalogues/prod/catalogue.binpb": "",
 		"s3://catalogues":                      "the key is missing",
@@ -38,6 +39,7 @@ func TestAnS3CatalogueURLMustNameOneObject(t *testing.T) {
 }
 
 func TestTheCataloguePollDefaultsToThirtySecondsAndIsNeverNegative(t *testing.T) {
+	t.Parallel()
 	cfg := garmd.DefaultConfig()
 	if cfg.CataloguePoll != 30*time.Second {
 		t.Errorf("default --catalogue-poll %s", cfg.CataloguePoll)
@@ -49,6 +51,7 @@ func TestTheCataloguePollDefaultsToThirtySecondsAndIsNeverNegative(t *testing.T)
 }
 
 func TestAFileCatalogueSaysThePollIsIgnored(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, withLogLedger())
 	if !strings.Contains(s.logs.String(), `"refresh":"read once from a file at start; restart garmd to serve another catalogue (--catalogue-poll applies to s3:// only and is ignored)"`) {
 		t.Errorf("the startup report's refresh line:\n%s", s.logs)

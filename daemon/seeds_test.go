@@ -12,6 +12,7 @@ import (
 )
 
 func TestEverySeedOfANATSListIsCheckedTheSameWay(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, nats string
 		want       []string // problems mentioning --nats; none when empty

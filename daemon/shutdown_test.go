@@ -14,6 +14,7 @@ import (
 // call in flight is still in the tool's hands — during the drain, not only
 // after it — and the call in flight still answers and is recorded.
 func TestShutdownLetsCallsInFlightFinishRefusesNewOnesAndFlushesTheLedger(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	token := s.token("operator")
 	select {

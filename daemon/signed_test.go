@@ -14,6 +14,7 @@ import (
 )
 
 func TestASignedCatalogueServesAndNamesItsVersionAndSigners(t *testing.T) {
+	t.Parallel()
 	keys := newSigningKeys(t)
 	owner, security := newSigner(t, signature.AlgEdDSA), newSigner(t, signature.AlgES256)
 	keys.publishKeys(groupOf{owner, "owners"}, groupOf{security, "security"})
@@ -47,6 +48,7 @@ func TestASignedCatalogueServesAndNamesItsVersionAndSigners(t *testing.T) {
 }
 
 func TestAnUnsignedGarmdListsNoVersionAndReadyzSaysOnlyReady(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	if status, body := s.admin("/readyz"); status != http.StatusOK || body != "ready" {
 		t.Errorf("/readyz = %d %q, want 200 \"ready\"", status, body)
@@ -78,6 +80,7 @@ func newDaemonLike(t *testing.T, s *stack, change func(*garmd.Config)) error {
 }
 
 func TestGarmdRefusesToStartOnACatalogueItCannotTrust(t *testing.T) {
+	t.Parallel()
 	keys := newSigningKeys(t)
 	owner, stranger := newSigner(t, signature.AlgEdDSA), newSigner(t, signature.AlgEdDSA)
 	keys.publishKeys(groupOf{owner, ""})
@@ -140,6 +143,7 @@ func writeTemp(t *testing.T, data []byte) string {
 }
 
 func TestMCPToolsListNamesTheSignedCatalogueThatAnsweredInEitherEra(t *testing.T) {
+	t.Parallel()
 	keys := newSigningKeys(t)
 	owner := newSigner(t, signature.AlgEdDSA)
 	keys.publishKeys(groupOf{owner, ""})

@@ -16,6 +16,7 @@ import (
 )
 
 func TestARestartRemembersTheHighestVersionAndARollbackIsAllowedOnlyByItsVersion(t *testing.T) {
+	t.Parallel()
 	keys := newSigningKeys(t)
 	owner := newSigner(t, signature.AlgEdDSA)
 	keys.publishKeys(groupOf{owner, ""})
@@ -175,6 +176,7 @@ func TestADeletedVersionRecordAdmitsNothingAndRefusesAStart(t *testing.T) {
 }
 
 func TestGarmdRefusesAnUnfencedVersionsBucketPrintingTheFix(t *testing.T) {
+	t.Parallel()
 	keys := newSigningKeys(t)
 	owner := newSigner(t, signature.AlgEdDSA)
 	keys.publishKeys(groupOf{owner, ""})

@@ -88,6 +88,7 @@ func bodyOf(t *testing.T, resp *http.Response) string {
 const addBody = `{"a": 1, "b": 2}`
 
 func TestABodyThatNeverFinishesIsCutAtTheBodyTimeout(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, withBounds(func(c *garmd.Config) { c.BodyTimeout = 300 * time.Millisecond }))
 	c := s.dial(t)
 	c.startCall(addPath, s.token("public"), len(addBody), addBody[:5])
@@ -101,6 +102,7 @@ func TestABodyThatNeverFinishesIsCutAtTheBodyTimeout(t *testing.T) {
 }
 
 func TestHeadersThatNeverFinishAreCutAtTheHeaderTimeout(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, withBounds(func(c *garmd.Config) { c.HeaderTimeout = 300 * time.Millisecond }))
 	c := s.dial(t)
 	c.write("POST " + addPath + " HTTP/1.1\r\nHost: garm\r\nAuthorization: Bearer ")
@@ -108,6 +110,7 @@ func TestHeadersThatNeverFinishAreCutAtTheHeaderTimeout(t *testing.T) {
 }
 
 func TestAnIdleConnectionIsClosedAtTheIdleTimeout(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, withBounds(func(c *garmd.Config) { c.IdleTimeout = 300 * time.Millisecond }))
 	c := s.dial(t)
 	c.startCall(addPath, s.token("public"), len(addBody), addBody)
@@ -119,6 +122,7 @@ func TestAnIdleConnectionIsClosedAtTheIdleTimeout(t *testing.T) {
 }
 
 func TestAHeaderBlockOverTheLimitIsRefused(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, withBounds(func(c *garmd.Config) { c.MaxHeaderBytes = 40 << 10 }))
 	c := s.dial(t)
 	c.write("POST " + addPath + " HTTP/1.1\r\nHost: garm\r\nX-Padding: " + strings.Repeat("p", 64<<10) + "\r\n\r\n")
@@ -133,6 +137,7 @@ func TestAHeaderBlockOverTheLimitIsRefused(t *testing.T) {
 }
 
 func TestCallsOverTheInFlightBoundAreShedWithRetryAfterAndARow(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, withBounds(func(c *garmd.Config) { c.MaxInFlight = 1 }))
 	// The one slot is held by a caller still sending its body.
 	holder := s.dial(t)
@@ -159,6 +164,7 @@ func TestCallsOverTheInFlightBoundAreShedWithRetryAfterAndARow(t *testing.T) {
 }
 
 func TestShutdownDoesNotWaitForACallerStillSendingItsBody(t *testing.T) {
+	t.Parallel()
 	// Every bound is far beyond the test's: only cutting the body lets
 	// garmd stop in time.
 	s := startStack(t, withBounds(func(c *garmd.Config) {
@@ -196,6 +202,7 @@ func (s *stack) metrics() string {
 }
 
 func TestACallerThatWillNotReadItsAnswerLosesTheConnectionAtTheRequestDeadline(t *testing.T) {
+	t.Parallel()
 	// The whole-request bound is body timeout + tool timeout + 5 s.
 	s := startStack(t, withBounds(func(c *garmd.Config) {
 		c.BodyTimeout = 100 * time.Millisecond
@@ -232,6 +239,7 @@ func TestACallerThatWillNotReadItsAnswerLosesTheConnectionAtTheRequestDeadline(t
 }
 
 func TestTheMCPEndpointIsHeldToThePlanesBounds(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, withBounds(func(c *garmd.Config) {
 		c.MCP = true
 		c.MaxInFlight = 1

@@ -10,6 +10,7 @@ import (
 // Each row of design 7.3's status table this part owns, produced for real:
 // status, body, the headers that row names, and its ledger row.
 func TestTheStatusTable(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	public := s.token("public")
 	cases := []struct {
@@ -101,6 +102,7 @@ func TestTheStatusTable(t *testing.T) {
 }
 
 func TestEveryToolRefusalCodePassesThroughAsToolRefused(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	for _, code := range []string{"400", "403", "404", "409", "415", "422", "429", "502", "504"} {
 		ans := s.post(refusePath, s.token("public"), `{"code": "`+code+`", "message": "the tool's secret words"}`)
@@ -119,6 +121,7 @@ func TestEveryToolRefusalCodePassesThroughAsToolRefused(t *testing.T) {
 }
 
 func TestOnlyPOSTIsServed(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	req, _ := http.NewRequest(http.MethodGet, s.url+addPath, nil)
 	req.Header.Set("Authorization", "Bearer "+s.token("public"))
@@ -133,6 +136,7 @@ func TestOnlyPOSTIsServed(t *testing.T) {
 }
 
 func TestABodyOverTheLimitIsRefusedBeforeTheChain(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	body := `{"a": 1, "b": 2, "pad": "` + strings.Repeat("x", 16<<20) + `"}`
 	ans := s.post(addPath, s.token("public"), body)

@@ -18,6 +18,7 @@ import (
 // them, nor any token, grant, subject, clearance or compartment name,
 // appears anywhere in any span either process exported.
 func TestNoSpanCarriesARequestValueATokenAGrantOrACompartment(t *testing.T) {
+	t.Parallel()
 	tr := newTraces(t)
 	s := startGovernedStack(t, withTracing(tr), withMCPOn())
 	secrets := []string{

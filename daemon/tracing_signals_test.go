@@ -8,6 +8,7 @@ import (
 )
 
 func TestACallsLedgerLineCarriesItsTraceAndItsLatencyTheTraceIDAsExemplar(t *testing.T) {
+	t.Parallel()
 	tr := newTraces(t)
 	s := startStack(t, withTracing(tr), withLogLedger())
 	caller := newCallerTrace(0x50)

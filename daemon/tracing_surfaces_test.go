@@ -22,6 +22,7 @@ func (s *stack) mcpTracedCall(token, name, arguments, traceparent string) *answe
 }
 
 func TestAnMCPCallIsOneTraceWithTheMCPAttributes(t *testing.T) {
+	t.Parallel()
 	tr := newTraces(t)
 	s := startStack(t, withTracing(tr), withMCPOn())
 	caller := newCallerTrace(0x20)
@@ -63,6 +64,7 @@ func TestAnMCPCallIsOneTraceWithTheMCPAttributes(t *testing.T) {
 }
 
 func TestASpanForAnInvisibleToolIsAMissingRoutes(t *testing.T) {
+	t.Parallel()
 	tr := newTraces(t)
 	s := startStack(t, withTracing(tr), withMCPOn())
 	outsider := s.token("outsider") // confidential, but without pii-contact
@@ -102,6 +104,7 @@ func TestASpanForAnInvisibleToolIsAMissingRoutes(t *testing.T) {
 }
 
 func TestAListingIsOneServerSpanOnEitherSurface(t *testing.T) {
+	t.Parallel()
 	tr := newTraces(t)
 	s := startStack(t, withTracing(tr), withMCPOn())
 	token := s.token("public")

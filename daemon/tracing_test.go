@@ -22,6 +22,7 @@ func trim(tree string) string {
 }
 
 func TestACallIsOneTraceFromTheCallerThroughGarmdIntoTheTool(t *testing.T) {
+	t.Parallel()
 	tr := newTraces(t)
 	s := startStack(t, withTracing(tr), withToolTimeout(2*time.Second))
 	for i, tc := range []struct {
@@ -103,6 +104,7 @@ func TestACallIsOneTraceFromTheCallerThroughGarmdIntoTheTool(t *testing.T) {
 }
 
 func TestTheGrantAndAuditStepsHaveSpansOfTheirOwn(t *testing.T) {
+	t.Parallel()
 	tr := newTraces(t)
 	s := startGovernedStack(t, withTracing(tr))
 	grant := s.grant("approver", "appr.v1.pay", payer, paymentMaterial, "task-1")

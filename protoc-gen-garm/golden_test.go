@@ -26,6 +26,7 @@ var update = flag.Bool("update", false, "rewrite the want/ folders of the golden
 // when the plugin refuses, want/refusal.txt with what it printed and returned
 // and nothing else, because a refusal writes no file.
 func TestGoldenCases(t *testing.T) {
+	t.Parallel()
 	dirs, err := filepath.Glob(filepath.Join("testdata", "*"))
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +36,7 @@ func TestGoldenCases(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
 			got := generateCase(t, dir)
 			want := filepath.Join(dir, "want")
 			if *update {
