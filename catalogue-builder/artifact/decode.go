@@ -109,7 +109,7 @@ func (s spans) bytes(data []byte) []byte {
 // are built beside each other, reading the registry only, then registered
 // one by one.
 func newFiles(set *descriptorpb.FileDescriptorSet) (*protoregistry.Files, error) {
-	r, _, _, err := buildFiles(decodedFiles(set), nil)
+	r, _, _, err := buildFiles(decodedFiles(set), nil, nil)
 	return r, err
 }
 
@@ -120,32 +120,39 @@ func newFiles(set *descriptorpb.FileDescriptorSet) (*protoregistry.Files, error)
 //
 // A file whose key (keyFile) equals the key serving holds for a file of its
 // name is not decoded or built: serving's descriptors of it are registered
-// instead, and counted in reused. built holds every keyed file's
-// descriptors, for the next reload.
-func buildFiles(files []encodedFile, serving *Built) (r *protoregistry.Files, built *Built, reused int, err error) {
+// instead, and counted in reused. Failing that, a file whose key checked
+// holds is built from its bytes without being decoded or checked again
+// (buildChecked). built holds every keyed file's descriptors, for the next
+// reload.
+func buildFiles(files []encodedFile, serving *Built, checked *Checked) (r *protoregistry.Files, built *Built, counted builtFrom, err error) {
 	byName := make(map[string]*encodedFile, len(files))
 	for i := range files {
 		f := &files[i]
 		if _, ok := byName[f.name]; ok {
-			return nil, nil, 0, fmt.Errorf("file appears multiple times: %q", f.name)
+			return nil, nil, builtFrom{}, fmt.Errorf("file appears multiple times: %q", f.name)
 		}
 		byName[f.name] = f
 	}
 	levels, err := dependencyLevels(files, byName)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, builtFrom{}, err
 	}
 	r = new(protoregistry.Files)
 	built = &Built{files: make(map[string]builtFile, len(files))}
 	for _, level := range levels {
 		descs := make([]protoreflect.FileDescriptor, len(level))
-		taken := make([]bool, len(level))
+		how := make([]builtHow, len(level))
 		err := forEach(len(level), func(i int) error {
 			f := level[i]
 			keyFile(f, byName)
 			if f.keyed {
 				if fd, ok := serving.reusable(f.name, f.key); ok {
-					descs[i], taken[i] = fd, true
+					descs[i], how[i] = fd, takenFromServing
+					f.raw = nil
+					return nil
+				}
+				if checked.has(f.key) {
+					descs[i], how[i] = buildChecked(f.raw, r), builtFromChecked
 					f.raw = nil
 					return nil
 				}
@@ -158,22 +165,37 @@ func buildFiles(files []encodedFile, serving *Built) (r *protoregistry.Files, bu
 			return err
 		})
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, nil, builtFrom{}, err
 		}
 		for i, fd := range descs {
 			if err := r.RegisterFile(fd); err != nil {
-				return nil, nil, 0, err
+				return nil, nil, builtFrom{}, err
 			}
 			if f := level[i]; f.keyed {
 				built.files[f.name] = builtFile{key: f.key, desc: fd}
 			}
-			if taken[i] {
-				reused++
+			switch how[i] {
+			case takenFromServing:
+				counted.reused++
+			case builtFromChecked:
+				counted.fromChecked++
 			}
 		}
 	}
-	return r, built, reused, nil
+	return r, built, counted, nil
 }
+
+// builtHow is how buildFiles came by a file's descriptors.
+type builtHow uint8
+
+const (
+	builtWithEveryCheck builtHow = iota
+	takenFromServing
+	builtFromChecked
+)
+
+// builtFrom counts the files buildFiles did not build with every check.
+type builtFrom struct{ reused, fromChecked int }
 
 // dependencyLevels groups files so that each file's imports held by the set
 // are in earlier groups, keeping the set's order within a group. An import

@@ -26,4 +26,9 @@
 // package plan whose bytes have the same SHA-256 — a file's imports too —
 // is taken from there instead of being decoded and built again; whatever
 // it accepts, refuses and returns is ReadToServe's (docs/decisions/0076).
+// ReadCheckedToServe is ReloadToServe given, besides, the keys of files a
+// process of the same executable built and checked before (Checked, which
+// garmd's check cache vouches for): such a file is built from its bytes as
+// generated code builds its own, without being decoded and checked again;
+// everything else is ReadToServe's (docs/decisions/0146).
 package artifact

@@ -35,7 +35,10 @@ type Artifact struct {
 	// the generation serving instead of building them, and ReusedPlans
 	// the package plans it took instead of decoding them.
 	Reused, ReusedPlans int
-	plans               map[planKey]*planv1.MessagePlan
+	// FromChecked counts the files ReadCheckedToServe built from their
+	// bytes because their keys were checked before (Checked).
+	FromChecked int
+	plans       map[planKey]*planv1.MessagePlan
 }
 
 // planKey names a message plan: a message used by tools of two packages has
@@ -117,7 +120,7 @@ func ReadFileData(path string) ([]byte, error) {
 
 // Read checks an artifact's bytes and returns what they hold. See the
 // package documentation for what it refuses.
-func Read(data []byte) (*Artifact, error) { return read(data, false, nil) }
+func Read(data []byte) (*Artifact, error) { return read(data, false, nil, nil) }
 
 // ReadToServe is Read for a reader that serves the catalogue rather than
 // inspects it: it accepts and refuses exactly what Read does, and returns
@@ -126,7 +129,7 @@ func Read(data []byte) (*Artifact, error) { return read(data, false, nil) }
 // is decoded when its descriptors are built and dropped then, and the
 // field docs are decoded one record at a time and not kept, so a load
 // never holds the descriptor protos beside the descriptors.
-func ReadToServe(data []byte) (*Artifact, error) { return read(data, true, nil) }
+func ReadToServe(data []byte) (*Artifact, error) { return read(data, true, nil, nil) }
 
 // ReloadToServe is ReadToServe for a reload: a descriptor file whose bytes
 // have the same SHA-256 as a file serving was built from, and whose imports
@@ -138,10 +141,22 @@ func ReadToServe(data []byte) (*Artifact, error) { return read(data, true, nil) 
 // it, and what it accepts and refuses, and the artifact it returns, are
 // ReadToServe's. A nil serving reuses nothing.
 func ReloadToServe(data []byte, serving *Built) (*Artifact, error) {
-	return read(data, true, serving)
+	return read(data, true, serving, nil)
 }
 
-func read(data []byte, serve bool, serving *Built) (*Artifact, error) {
+// ReadCheckedToServe is ReloadToServe given, besides, the keys of files a
+// process of this executable built and checked before (Checked, from a
+// check cache): a file whose key checked holds and serving does not is
+// built from its bytes without being decoded or checked again. Every other
+// check runs as ReadToServe runs it, and a file whose bytes or imports
+// differ in any byte has another key and is checked as ReadToServe checks
+// it. Only the caller can vouch for checked: this package takes its keys
+// as proof. A nil checked is ReloadToServe.
+func ReadCheckedToServe(data []byte, serving *Built, checked *Checked) (*Artifact, error) {
+	return read(data, true, serving, checked)
+}
+
+func read(data []byte, serve bool, serving *Built, checked *Checked) (*Artifact, error) {
 	if len(data) > MaxSize {
 		return nil, fmt.Errorf("not a catalogue: larger than %d MiB", MaxSize>>20)
 	}
@@ -180,7 +195,7 @@ func read(data []byte, serve bool, serving *Built) (*Artifact, error) {
 	for i, f := range files {
 		names[i] = f.name
 	}
-	registry, built, reused, err := buildFiles(files, serving)
+	registry, built, counted, err := buildFiles(files, serving, checked)
 	if malformed := (*malformedError)(nil); errors.As(err, &malformed) {
 		return nil, fmt.Errorf("not a catalogue: %w", malformed.err)
 	}
@@ -223,7 +238,7 @@ func read(data []byte, serve bool, serving *Built) (*Artifact, error) {
 			built.docs, built.docsChecked = plans.docs, true
 		}
 		built.model = a.Model
-		a.Built, a.Reused = built, reused
+		a.Built, a.Reused, a.FromChecked = built, counted.reused, counted.fromChecked
 	}
 	return a, nil
 }
