@@ -169,6 +169,13 @@ type Config struct {
 	// each step's time an attribute of the server span: a third of the
 	// spans to record and export (docs/decisions/0143).
 	TraceSteps bool
+	// CheckCache is a directory where garmd records, after each catalogue
+	// it mounts, the keys of the descriptor files it built with every
+	// check, so that its next start builds those files from their bytes
+	// without checking them again (--check-cache; daemon/internal/
+	// checkcache, docs/decisions/0146). "" keeps no record: every start
+	// checks every file.
+	CheckCache string
 	// Guard, when set, wraps the handlers of the tool plane and the admin
 	// listener. The dev plane serves an in-process garmd behind its
 	// loopback Host allowlist with it (internal/loopback, decision 0087).

@@ -332,6 +332,7 @@ func (d *Daemon) runReloader(ctx context.Context) (stop func()) {
 	}
 	r.onSwap = append([]func(*catalogue.Generation){
 		func(g *catalogue.Generation) { d.metrics.SetCatalogue(g.Digest, g.Producer) },
+		d.recordChecked,
 	}, d.onSwap...)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})

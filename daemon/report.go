@@ -59,6 +59,9 @@ type catalogueReport struct {
 	Attributes, RuleTools, Rules int
 	Size                         int
 	HeapBytes                    uint64
+	// FromCheckCache counts the descriptor files built from the check
+	// cache's record rather than checked again (--check-cache).
+	FromCheckCache int
 }
 
 type toolReport struct{ FQN, Verb string }
@@ -113,17 +116,18 @@ func stepsReport(steps catalogue.Steps, grantIssuer string) (on []string, refuse
 
 func catalogueSummary(path string, gen *catalogue.Generation, heap uint64) catalogueReport {
 	return catalogueReport{
-		Path:          path,
-		Digest:        gen.Digest,
-		Producer:      gen.Producer,
-		SchemaVersion: gen.SchemaVersion,
-		Compartments:  len(gen.Compartments),
-		ToolSets:      len(gen.ToolSets),
-		Attributes:    len(gen.Attributes),
-		RuleTools:     gen.Rules().Carrying(),
-		Rules:         gen.Rules().Count(),
-		Size:          gen.Size,
-		HeapBytes:     heap,
+		Path:           path,
+		Digest:         gen.Digest,
+		Producer:       gen.Producer,
+		SchemaVersion:  gen.SchemaVersion,
+		Compartments:   len(gen.Compartments),
+		ToolSets:       len(gen.ToolSets),
+		Attributes:     len(gen.Attributes),
+		RuleTools:      gen.Rules().Carrying(),
+		Rules:          gen.Rules().Count(),
+		Size:           gen.Size,
+		HeapBytes:      heap,
+		FromCheckCache: gen.FromChecked(),
 	}
 }
 
@@ -187,7 +191,8 @@ func (r *Report) log(l *slog.Logger) {
 	l.Info("garmd: catalogue", "path", c.Path, "digest", c.Digest, "producer", c.Producer,
 		"schema_version", c.SchemaVersion, "compartments", c.Compartments, "tool_sets", c.ToolSets,
 		"attributes", c.Attributes, "tools_with_rules", c.RuleTools, "instance_rules", c.Rules,
-		"artifact_bytes", c.Size, "heap_bytes", c.HeapBytes, "tools", len(r.Tools), "refresh", r.Refresh)
+		"artifact_bytes", c.Size, "heap_bytes", c.HeapBytes, "files_from_check_cache", c.FromCheckCache,
+		"tools", len(r.Tools), "refresh", r.Refresh)
 	l.Info("garmd: catalogue signatures", "signing", r.Signing)
 	for _, t := range r.Tools {
 		l.Info("garmd: tool", "fqn", t.FQN, "verb", t.Verb)

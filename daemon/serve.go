@@ -20,6 +20,7 @@ import (
 	"github.com/garm-dev/garm/daemon/internal/chain/dispatch"
 	"github.com/garm-dev/garm/daemon/internal/chain/input"
 	"github.com/garm-dev/garm/daemon/internal/chain/redact"
+	"github.com/garm-dev/garm/daemon/internal/checkcache"
 	"github.com/garm-dev/garm/daemon/internal/gctarget"
 	"github.com/garm-dev/garm/daemon/internal/ledger"
 	ledgerjs "github.com/garm-dev/garm/daemon/internal/ledger/jetstream"
@@ -88,6 +89,9 @@ type Daemon struct {
 	// onSwap are called with every generation a reload swaps in, after the
 	// swap, from the reloader's goroutine. Register them in New, before Run.
 	onSwap []func(*catalogue.Generation)
+	// checkCache is --check-cache, opened; nil without it or when it
+	// could not be opened.
+	checkCache *checkcache.Cache
 	// quarantine keeps packages whose services mismatch the catalogue
 	// from being called.
 	quarantine *quarantine.Reconciler
@@ -151,11 +155,12 @@ func (d *Daemon) open(ctx context.Context) error {
 		etag string
 		pair *signature.Pair
 	)
+	load := catalogue.Options{MaxTools: cfg.MaxTools, Checked: d.openCheckCache()}
 	if cfg.Signing() {
 		d.gate = newGate(cfg)
-		gen, pair, etag, err = readSignedCatalogue(ctx, cfg.Catalogue, catalogue.Options{MaxTools: cfg.MaxTools}, d.gate)
+		gen, pair, etag, err = readSignedCatalogue(ctx, cfg.Catalogue, load, d.gate)
 	} else {
-		gen, etag, err = readCatalogue(ctx, cfg.Catalogue, catalogue.Options{MaxTools: cfg.MaxTools})
+		gen, etag, err = readCatalogue(ctx, cfg.Catalogue, load)
 	}
 	if err != nil {
 		return fmt.Errorf("catalogue %s: %w", cfg.Catalogue, err)
@@ -193,6 +198,7 @@ func (d *Daemon) open(ctx context.Context) error {
 		}
 	}
 	d.serving.Store(gen)
+	d.recordChecked(gen)
 
 	// The tool plane is bound first: the MCP resource's default URL is
 	// its address, and a token may name that resource as its audience.

@@ -26,6 +26,12 @@ type Options struct {
 	// MaxTools refuses a catalogue with more tools; 0 sets no limit
 	// (garmd's --max-tools).
 	MaxTools int
+	// Checked holds the keys of descriptor files a process of this
+	// executable built and checked before, from garmd's check cache
+	// (--check-cache): a load builds those files from their bytes without
+	// checking them again (artifact.ReadCheckedToServe). Nil checks every
+	// file.
+	Checked *artifact.Checked
 }
 
 // Generation is one loaded catalogue: every tool as the chain uses it,
@@ -70,8 +76,9 @@ type Generation struct {
 	// as, keyed for the next reload to reuse (Reload).
 	built *artifact.Built
 	// reusedFiles and reusedPlans count the descriptor files and package
-	// plans a Reload took from the generation serving.
-	reusedFiles, reusedPlans int
+	// plans a Reload took from the generation serving, fromChecked the
+	// files built from keys Options.Checked held.
+	reusedFiles, reusedPlans, fromChecked int
 	// servingValidator is the serving generation's validator, from Reload
 	// to Mount, which takes the shards it can reuse and forgets it.
 	servingValidator *shardedValidator
@@ -125,13 +132,14 @@ func Load(data []byte, o Options) (*Generation, error) {
 // reuses nothing. serving is read, never changed, and the generation
 // returned does not keep it; until it is mounted it keeps serving's
 // validator, whose shards over inputs it reused Mount takes instead of
-// compiling them again.
+// compiling them again. A file neither reused nor checked is built from
+// o.Checked's keys when they hold its own (Options.Checked).
 func Reload(data []byte, o Options, serving *Generation) (*Generation, error) {
 	var reuse *artifact.Built
 	if serving != nil {
 		reuse = serving.built
 	}
-	a, err := artifact.ReloadToServe(data, reuse)
+	a, err := artifact.ReadCheckedToServe(data, reuse, o.Checked)
 	if err != nil {
 		return nil, refused(data, err)
 	}
@@ -252,7 +260,7 @@ func build(a *artifact.Artifact, tools []*compile.Tool) (*Generation, error) {
 	// is already its schema fragment's description: ReadToServe kept
 	// neither the descriptor set nor field_docs.
 	g.Catalogue = c
-	g.built, g.reusedFiles, g.reusedPlans = a.Built, a.Reused, a.ReusedPlans
+	g.built, g.reusedFiles, g.reusedPlans, g.fromChecked = a.Built, a.Reused, a.ReusedPlans, a.FromChecked
 	return g, nil
 }
 
@@ -403,6 +411,15 @@ func (g *Generation) readAttributes(decls []*toolv1.Attribute) {
 // DeclaredAttribute is the declaration of the attribute name, or nil when
 // this generation declares none by that name.
 func (g *Generation) DeclaredAttribute(name string) *toolv1.Attribute { return g.Attributes[name] }
+
+// FileKeys are the keys of the descriptor files this generation was built
+// from, each built and checked by this process or vouched for by the keys
+// it was given, for garmd's check cache to record once it is mounted.
+func (g *Generation) FileKeys() []artifact.FileKey { return g.built.FileKeys() }
+
+// FromChecked counts the descriptor files built from the check cache's
+// keys rather than checked again (Options.Checked).
+func (g *Generation) FromChecked() int { return g.fromChecked }
 
 // Rules are the generation's compiled instance rules (chain steps 4 and
 // 7), from Mount; nil before.
