@@ -19,19 +19,22 @@ func WriteLarge(tb testing.TB, dir string, packages, toolsPerPackage int) {
 	writeLarge(tb, dir, packages, toolsPerPackage, false)
 }
 
-// WriteLargeWithInstanceRules is WriteLarge with two instance rules on
-// every tool (design 7.16, chain step 4): one reading a principal attribute the
-// taxonomy declares and the request's id, one reading whether the call is
-// delegated and the request's limit. Each is its own CEL program, compiled
-// at mount, so the figures of this contract against WriteLarge's are what
-// instance rules add to a first load and mount.
-func WriteLargeWithInstanceRules(tb testing.TB, dir string, packages, toolsPerPackage int) {
+// WriteLargeWithRulesAndLimits is WriteLarge with two instance rules and a
+// limit on every tool (design 7.16, chain step 4; the limit step): one rule
+// reading a principal attribute the taxonomy declares and the request's id,
+// one reading whether the call is delegated and the request's limit, and a
+// rate per tenant and subject. Each rule is its own CEL program, compiled
+// at mount, and each limit is compiled there too, so the figures of this
+// contract against WriteLarge's are what the new steps add to a first load
+// and mount.
+func WriteLargeWithRulesAndLimits(tb testing.TB, dir string, packages, toolsPerPackage int) {
 	tb.Helper()
 	writeLarge(tb, dir, packages, toolsPerPackage, true)
 }
 
-// instanceRules are the rules WriteLargeWithInstanceRules gives each tool.
-const instanceRules = ` instance: {require: [{id: "own_record" description: "A caller without pii-contact reads only the record its token names." expression: "'pii-contact' in principal.compartments || (has(request.id) && request.id == principal.attrs.record_id)"}, {id: "small_delegated_pages" description: "A delegated call reads at most 50 records." expression: "!principal.delegated || (has(request.limit) && request.limit <= 50)"}]}`
+// instanceRules are the rules and the limit WriteLargeWithRulesAndLimits
+// gives each tool.
+const instanceRules = ` instance: {require: [{id: "own_record" description: "A caller without pii-contact reads only the record its token names." expression: "'pii-contact' in principal.compartments || (has(request.id) && request.id == principal.attrs.record_id)"}, {id: "small_delegated_pages" description: "A delegated call reads at most 50 records." expression: "!principal.delegated || (has(request.limit) && request.limit <= 50)"}]} limits: [{id: "per_subject" description: "Each person looks a record up at most 600 times a minute." key: [KEY_PART_TENANT, KEY_PART_SUBJECT] rate: {count: 600 window: WINDOW_MINUTE}}]`
 
 func writeLarge(tb testing.TB, dir string, packages, toolsPerPackage int, rules bool) {
 	tb.Helper()

@@ -33,9 +33,9 @@ func TestALargeContractBuildsIntoEveryToolItNames(t *testing.T) {
 	}
 }
 
-func TestEveryToolOfALargeContractWithRulesHasItsTwoInstanceRules(t *testing.T) {
+func TestEveryToolOfALargeContractWithRulesHasItsTwoInstanceRulesAndALimit(t *testing.T) {
 	dir := t.TempDir()
-	buildertest.WriteLargeWithInstanceRules(t, dir, 2, 3)
+	buildertest.WriteLargeWithRulesAndLimits(t, dir, 2, 3)
 	built, err := builder.FromRoots(context.Background(), dir)
 	if err != nil {
 		t.Fatalf("the contract does not build: %v", err)
@@ -51,6 +51,9 @@ func TestEveryToolOfALargeContractWithRulesHasItsTwoInstanceRules(t *testing.T) 
 		}
 		if want := []string{"own_record", "small_delegated_pages"}; !slices.Equal(ids, want) {
 			t.Errorf("tool %s has instance rules %q, want %q", tool.Name, ids, want)
+		}
+		if limits := tool.Policy.GetLimits(); len(limits) != 1 || limits[0].GetId() != "per_subject" {
+			t.Errorf("tool %s has limits %v, want per_subject", tool.Name, limits)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
 	"github.com/garm-dev/garm/daemon/internal/catalogue/cataloguetest"
 )
@@ -16,20 +17,20 @@ import (
 // loadCases are the catalogues the load benchmarks run on: design 9's
 // 10,000 tools, five times as many, so a run shows whether the load grows
 // in proportion to what is served (compare their µs/tool, B/tool and
-// allocs/tool), and 10,000 tools each with two instance rules
-// (cataloguetest.WriteLargeWithInstanceRules), so a run shows what the
-// rules add. No variant declares limits: garmd does not enforce them yet.
+// allocs/tool), and 10,000 tools each with two instance rules and a limit
+// (cataloguetest.WriteLargeWithRulesAndLimits), so a run shows what the
+// new steps add.
 var loadCases = []loadCase{
 	{name: "tools=10000", tools: 10_000},
 	{name: "tools=50000", tools: 50_000},
-	{name: "tools=10000/instance-rules=2", tools: 10_000, rules: true},
+	{name: "tools=10000/instance-rules=2/limits=1", tools: 10_000, rules: true},
 }
 
 // loadCase is one catalogue the load benchmarks run on.
 type loadCase struct {
 	name  string
 	tools int
-	// rules gives every tool two instance rules.
+	// rules gives every tool two instance rules and a limit.
 	rules bool
 }
 
@@ -70,13 +71,13 @@ func largeCatalogue(b *testing.B, tools int) []byte {
 	})
 }
 
-// largeCatalogueWithRules is largeCatalogue with two instance rules on
-// every tool (cataloguetest.WriteLargeWithInstanceRules), built once.
+// largeCatalogueWithRules is largeCatalogue with two instance rules and a
+// limit on every tool (cataloguetest.WriteLargeWithRulesAndLimits), built once.
 func largeCatalogueWithRules(b *testing.B, tools int) []byte {
 	b.Helper()
-	name := fmt.Sprintf("large-%d-%d-instance-rules.binpb", tools/toolsPerPackage, toolsPerPackage)
+	name := fmt.Sprintf("large-%d-%d-rules-and-limit.binpb", tools/toolsPerPackage, toolsPerPackage)
 	return keptCatalogue(b, name, func(dir string) {
-		cataloguetest.WriteLargeWithInstanceRules(b, dir, tools/toolsPerPackage, toolsPerPackage)
+		cataloguetest.WriteLargeWithRulesAndLimits(b, dir, tools/toolsPerPackage, toolsPerPackage)
 	})
 }
 
@@ -120,54 +121,86 @@ func keptCatalogue(b *testing.B, name string, write func(dir string)) []byte {
 // loaded), the artifact's size and the time per tool.
 func BenchmarkLoad(b *testing.B) {
 	for _, c := range loadCases {
-		b.Run(c.name, func(b *testing.B) {
-			data := c.data(b)
-			held := heldBy(b, data)
-			var g *catalogue.Generation
-			b.ReportAllocs()
-			cpu, mem := startCPU(), startMem()
-			for b.Loop() {
-				var err error
-				if g, err = catalogue.Load(data, catalogue.Options{}); err != nil {
-					b.Fatal(err)
+		for _, start := range loadStarts {
+			b.Run(c.name+start.name, func(b *testing.B) {
+				data := c.data(b)
+				o := start.options(b, data)
+				held := heldBy(b, data, o, false)
+				var g *catalogue.Generation
+				b.ReportAllocs()
+				cpu, mem := startCPU(), startMem()
+				for b.Loop() {
+					var err error
+					if g, err = catalogue.Load(data, o); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			cpu.report(b)
-			mem.report(b, c.tools)
-			if len(g.Tools) != c.tools {
-				b.Fatalf("%d tools, want %d", len(g.Tools), c.tools)
-			}
-			reportPerTool(b, c.tools)
-			b.ReportMetric(float64(held)/(1<<20), "held-MiB")
-			b.ReportMetric(float64(len(data))/(1<<20), "artifact-MiB")
-		})
+				cpu.report(b)
+				mem.report(b, c.tools)
+				if len(g.Tools) != c.tools || (o.Checked != nil) != (g.FromChecked() > 0) {
+					b.Fatalf("%d tools, want %d; %d files from the check cache", len(g.Tools), c.tools, g.FromChecked())
+				}
+				reportPerTool(b, c.tools)
+				b.ReportMetric(float64(held)/(1<<20), "held-MiB")
+				b.ReportMetric(float64(len(data))/(1<<20), "artifact-MiB")
+			})
+		}
 	}
 }
 
 // BenchmarkLoadAndMount is what garmd does before it serves a catalogue,
 // at start or on a reload: load, then mount (the allowlist and the
-// protovalidate validator, compiled eagerly over every input).
+// protovalidate validator, compiled eagerly over every input). It reports
+// the heap a mounted generation holds.
 func BenchmarkLoadAndMount(b *testing.B) {
 	for _, c := range loadCases {
-		b.Run(c.name, func(b *testing.B) {
-			data := c.data(b)
-			b.ReportAllocs()
-			cpu, mem := startCPU(), startMem()
-			for b.Loop() {
-				g, err := catalogue.Load(data, catalogue.Options{})
-				if err != nil {
-					b.Fatal(err)
+		for _, start := range loadStarts {
+			b.Run(c.name+start.name, func(b *testing.B) {
+				data := c.data(b)
+				o := start.options(b, data)
+				held := heldBy(b, data, o, true)
+				b.ReportAllocs()
+				cpu, mem := startCPU(), startMem()
+				for b.Loop() {
+					g, err := catalogue.Load(data, o)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := catalogue.Mount(g, mountSteps); err != nil {
+						b.Fatal(err)
+					}
 				}
-				if err := catalogue.Mount(g, catalogue.Steps{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			cpu.report(b)
-			mem.report(b, c.tools)
-			reportPerTool(b, c.tools)
-		})
+				cpu.report(b)
+				mem.report(b, c.tools)
+				reportPerTool(b, c.tools)
+				b.ReportMetric(float64(held)/(1<<20), "held-MiB")
+			})
+		}
 	}
 }
+
+// loadStarts are the two ways garmd comes to load a catalogue at start:
+// first, checking every descriptor file, and again, the same executable
+// building the files its check cache recorded (--check-cache) from their
+// bytes (artifact.Checked).
+var loadStarts = []struct {
+	name    string
+	options func(b *testing.B, data []byte) catalogue.Options
+}{
+	{"", func(*testing.B, []byte) catalogue.Options { return catalogue.Options{} }},
+	{"/from-check-cache", func(b *testing.B, data []byte) catalogue.Options {
+		b.Helper()
+		g, err := catalogue.Load(data, catalogue.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return catalogue.Options{Checked: artifact.NewChecked(g.FileKeys())}
+	}},
+}
+
+// mountSteps are the steps the benchmarks mount under: garmd's with the
+// limit step on, which a catalogue declaring limits needs.
+var mountSteps = catalogue.Steps{Limits: true, ToolTimeout: 30 * time.Second}
 
 // cpuClock measures the CPU time a benchmark's loop uses.
 type cpuClock struct {
@@ -236,13 +269,19 @@ func reportPerTool(b *testing.B, tools int) {
 	}
 }
 
-// heldBy is the live heap one loaded generation of data keeps.
-func heldBy(b *testing.B, data []byte) uint64 {
+// heldBy is the live heap one generation of data keeps, loaded with o and,
+// when mounted, mounted.
+func heldBy(b *testing.B, data []byte, o catalogue.Options, mounted bool) uint64 {
 	b.Helper()
 	return liveHeapAdded(func() any {
-		g, err := catalogue.Load(data, catalogue.Options{})
+		g, err := catalogue.Load(data, o)
 		if err != nil {
 			b.Fatal(err)
+		}
+		if mounted {
+			if err := catalogue.Mount(g, mountSteps); err != nil {
+				b.Fatal(err)
+			}
 		}
 		return g
 	})
@@ -273,10 +312,11 @@ func BenchmarkMountTenThousandTools(b *testing.B) {
 	benchmarkMount(b, largeCatalogue(b, 10_000))
 }
 
-// BenchmarkMountTenThousandToolsWithInstanceRules is
-// BenchmarkMountTenThousandTools with two instance rules on every tool,
-// each compiled at mount (instance.Compile): 20,000 CEL programs.
-func BenchmarkMountTenThousandToolsWithInstanceRules(b *testing.B) {
+// BenchmarkMountTenThousandToolsWithRulesAndLimits is
+// BenchmarkMountTenThousandTools with two instance rules and a limit on
+// every tool, each compiled at mount (instance.Compile, limit.Compile):
+// 20,000 CEL programs and 10,000 limits.
+func BenchmarkMountTenThousandToolsWithRulesAndLimits(b *testing.B) {
 	benchmarkMount(b, largeCatalogueWithRules(b, 10_000))
 }
 
@@ -294,7 +334,7 @@ func benchmarkMount(b *testing.B, data []byte) {
 		}
 		b.StartTimer()
 		cpu := startCPU()
-		if err := catalogue.Mount(g, catalogue.Steps{}); err != nil {
+		if err := catalogue.Mount(g, mountSteps); err != nil {
 			b.Fatal(err)
 		}
 		mountCPU += cpu.elapsed()
@@ -313,7 +353,7 @@ func mountHolds(b *testing.B, data []byte) uint64 {
 		b.Fatal(err)
 	}
 	return liveHeapAdded(func() any {
-		if err := catalogue.Mount(g, catalogue.Steps{}); err != nil {
+		if err := catalogue.Mount(g, mountSteps); err != nil {
 			b.Fatal(err)
 		}
 		return g

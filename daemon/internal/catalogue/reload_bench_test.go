@@ -53,7 +53,7 @@ func BenchmarkReload(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := catalogue.Mount(g, catalogue.Steps{}); err != nil {
+	if err := catalogue.Mount(g, mountSteps); err != nil {
 		b.Fatal(err)
 	}
 	for _, c := range cases {
@@ -72,7 +72,7 @@ func BenchmarkReload(b *testing.B) {
 						b.Fatal(err)
 					}
 					if mount {
-						if err := catalogue.Mount(next, catalogue.Steps{}); err != nil {
+						if err := catalogue.Mount(next, mountSteps); err != nil {
 							b.Fatal(err)
 						}
 					}

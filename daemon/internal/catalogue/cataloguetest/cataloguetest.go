@@ -67,11 +67,11 @@ func WriteLarge(tb testing.TB, dir string, packages, toolsPerPackage int) {
 	buildertest.WriteLarge(tb, dir, packages, toolsPerPackage)
 }
 
-// WriteLargeWithInstanceRules is WriteLarge with two instance rules on
-// every tool (buildertest.WriteLargeWithInstanceRules).
-func WriteLargeWithInstanceRules(tb testing.TB, dir string, packages, toolsPerPackage int) {
+// WriteLargeWithRulesAndLimits is WriteLarge with two instance rules and a
+// limit on every tool (buildertest.WriteLargeWithRulesAndLimits).
+func WriteLargeWithRulesAndLimits(tb testing.TB, dir string, packages, toolsPerPackage int) {
 	tb.Helper()
-	buildertest.WriteLargeWithInstanceRules(tb, dir, packages, toolsPerPackage)
+	buildertest.WriteLargeWithRulesAndLimits(tb, dir, packages, toolsPerPackage)
 }
 
 // Fixture is a catalogue built from test protos and loaded once, on first
