@@ -251,9 +251,9 @@ type state struct {
 func (c *Chain) Run(ctx context.Context, req *Request) (resp *Response) {
 	start := c.Now()
 	eventID := rowstep.NewEventID(start)
-	st, span := c.newState(rowstep.Open(eventID, start, req.Path, c.Version))
+	st := &state{row: rowstep.Open(eventID, start, req.Path, c.Version)}
 	rowstep.Surface(st.row, req.Surface, req.ClientName)
-	ctx = c.startSpan(ctx, req, start, span)
+	ctx, span := c.startSpan(ctx, req, start)
 	var err error
 	defer func() {
 		if p := recover(); p != nil {
@@ -306,9 +306,8 @@ func (c *Chain) observe(ctx context.Context, st *state, err error, latency time.
 	}
 	if c.Tracer == nil {
 		// No span to lend the latency an exemplar, so nothing to search
-		// for: a lookup through a surface's context.WithoutCancel boxes
-		// it, an allocation per call that tracing off must not cost
-		// (docs/decisions/0143).
+		// for: a walk of the request's contexts tracing off need not pay
+		// for (docs/decisions/0143).
 		ctx = context.Background()
 	}
 	c.Observe(ctx, tool, deny.Outcome(err), code, latency)

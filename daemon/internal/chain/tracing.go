@@ -20,26 +20,13 @@ import (
 // was built. With tracing off (c.Tracer nil) every helper here costs a
 // nil check.
 
-// newState is a call's state; with tracing on, its span lives in the same
-// allocation.
-func (c *Chain) newState(row *ledgerv1.Event) (*state, *tracing.Call) {
-	if c.Tracer == nil {
-		return &state{row: row}, nil
-	}
-	ts := &tracedState{state: state{row: row}}
-	return &ts.state, &ts.span
-}
-
-type tracedState struct {
-	state
-	span tracing.Call
-}
-
 // startSpan starts the call's server span, a child of the caller's
-// traceparent when it is valid; or takes the one a surface lent.
-func (c *Chain) startSpan(ctx context.Context, req *Request, start time.Time, span *tracing.Call) context.Context {
+// traceparent when it is valid; or takes the one a surface lent. The call
+// lives in the context that carries it (tracing.StartCall), not in the
+// call's state, which stays where Run put it.
+func (c *Chain) startSpan(ctx context.Context, req *Request, start time.Time) (context.Context, *tracing.Call) {
 	if c.Tracer == nil {
-		return ctx
+		return ctx, nil
 	}
 	surface := req.Surface
 	if surface == "" {
@@ -51,7 +38,7 @@ func (c *Chain) startSpan(ctx context.Context, req *Request, start time.Time, sp
 		Traceparent: traceparent(req.Traceparent),
 		Tracestate:  tracestate(req.Tracestate),
 		Start:       start,
-	}, span)
+	})
 }
 
 // finishSpan records how the call ended. The tool is named only once the

@@ -45,7 +45,7 @@ func (s *Server) callTool(ctx context.Context, w http.ResponseWriter, h http.Hea
 	creq.CorrelationID, creq.Grant, creq.Approval = in.correlationID, in.grant, in.approval
 	// A client that goes away does not cancel a dispatched call (design
 	// 7.11): its effect would be unknowable.
-	resp := s.chain.Run(context.WithoutCancel(ctx), creq)
+	resp := s.chain.Run(chain.Detach(ctx), creq)
 	rowHeaders(w, resp)
 	if fault != "" && resp.Code == codeInvalidArgument {
 		writeError(w, req.id, errInvalidParams)

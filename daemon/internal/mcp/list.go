@@ -33,7 +33,7 @@ func (s *Server) listTools(ctx context.Context, w http.ResponseWriter, headers *
 			pr.Resume = func(gen *catalogue.Generation) (string, error) { return s.resume(gen, cursor) }
 		}
 	}
-	resp := s.chain.Run(context.WithoutCancel(ctx), creq)
+	resp := s.chain.Run(chain.Detach(ctx), creq)
 	if resp.Code != "" || resp.Page == nil {
 		s.refuse(w, req.id, resp, fallback)
 		return

@@ -236,7 +236,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if headers.HeaderFault != "" {
 		creq := s.chainRequest(&headers, era{})
 		creq.HeaderFault = headers.HeaderFault
-		s.refuse(w, nil, s.chain.Run(context.WithoutCancel(r.Context()), creq), errDuplicateHeader)
+		s.refuse(w, nil, s.chain.Run(chain.Detach(r.Context()), creq), errDuplicateHeader)
 		return
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
@@ -335,7 +335,7 @@ func (s *Server) chainRequest(headers *chain.Request, e era) *chain.Request {
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, headers *chain.Request, req *rpcRequest, e era) bool {
 	creq := s.chainRequest(headers, e)
 	creq.Admit = true
-	resp := s.chain.Run(context.WithoutCancel(r.Context()), creq)
+	resp := s.chain.Run(chain.Detach(r.Context()), creq)
 	if resp.Code == "" {
 		return true
 	}

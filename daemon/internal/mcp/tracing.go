@@ -25,8 +25,7 @@ func (s *Server) startSpan(ctx context.Context, method, version, traceparent, tr
 		return ctx, nil
 	}
 	tp, ts := chain.TraceContext(traceparent, tracestate)
-	call := new(tracing.Call)
-	ctx = t.StartCall(ctx, tracing.CallStart{
+	ctx, call := t.StartCall(ctx, tracing.CallStart{
 		Surface:            chain.SurfaceMCP,
 		Listing:            method == tracing.NameMCPList,
 		Traceparent:        tp,
@@ -34,7 +33,7 @@ func (s *Server) startSpan(ctx context.Context, method, version, traceparent, tr
 		MCPMethod:          method,
 		MCPProtocolVersion: version,
 		Start:              start,
-	}, call)
+	})
 	return tracing.Lend(ctx, call), call
 }
 

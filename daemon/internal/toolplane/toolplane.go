@@ -1,7 +1,6 @@
 package toolplane
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -88,7 +87,7 @@ func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Shed before the body is read: a full plane holds no more
 		// bodies.
 		req.Overloaded = true
-		writeResponse(w, p.chain.Run(context.WithoutCancel(r.Context()), req))
+		writeResponse(w, p.chain.Run(chain.Detach(r.Context()), req))
 		return
 	}
 	defer func() { <-p.slots }()
@@ -108,7 +107,7 @@ func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	*bufp = body
 	req.Body = body
 	ReadHeaders(r.Header, req)
-	writeResponse(w, p.chain.Run(context.WithoutCancel(r.Context()), req))
+	writeResponse(w, p.chain.Run(chain.Detach(r.Context()), req))
 }
 
 // errCut is a body StopReading cut.
@@ -178,7 +177,7 @@ func (p *Plane) Guard(surface string, next http.Handler) http.Handler {
 		case p.slots <- struct{}{}:
 		default:
 			req := &chain.Request{HTTPMethod: r.Method, Path: r.URL.EscapedPath(), Surface: surface, Overloaded: true}
-			writeResponse(w, p.chain.Run(context.WithoutCancel(r.Context()), req))
+			writeResponse(w, p.chain.Run(chain.Detach(r.Context()), req))
 			return
 		}
 		defer func() { <-p.slots }()

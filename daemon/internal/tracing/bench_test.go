@@ -81,8 +81,7 @@ func BenchmarkOTLPExportPerSpan(b *testing.B) {
 	recorded := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorded))
 	tracer := New(tp, "bench")
-	var c Call
-	ctx := tracer.StartCall(context.Background(), CallStart{Surface: "http"}, &c)
+	ctx, _ := tracer.StartCall(context.Background(), CallStart{Surface: "http"})
 	const batch = 512
 	for range batch {
 		_, span := tracer.StartDispatch(ctx, "calc.v1.Calculator.Add")

@@ -22,8 +22,7 @@ func TestWithoutStepSpansTheStepsAreTimedOnTheServerSpan(t *testing.T) {
 	recorded := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorded))
 	tr := New(tp, "test")
-	var c Call
-	ctx := tr.StartCall(context.Background(), CallStart{Surface: "http"}, &c)
+	ctx, c := tr.StartCall(context.Background(), CallStart{Surface: "http"})
 	_, auth := tr.StartStep(ctx, StepAuthenticate)
 	EndAuthenticate(auth, true, nil)
 	_, input := tr.StartStep(ctx, StepInput)
@@ -101,11 +100,9 @@ func TestALentSpanGetsTheStepsTimes(t *testing.T) {
 	recorded := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorded))
 	tr := New(tp, "test")
-	surface := new(Call)
-	ctx := tr.StartCall(context.Background(), CallStart{Surface: SurfaceMCP, MCPMethod: NameMCPCall, Start: time.Now()}, surface)
+	ctx, surface := tr.StartCall(context.Background(), CallStart{Surface: SurfaceMCP, MCPMethod: NameMCPCall, Start: time.Now()})
 	ctx = Lend(ctx, surface)
-	var chain Call
-	ctx = tr.StartCall(ctx, CallStart{Surface: SurfaceMCP}, &chain)
+	ctx, chain := tr.StartCall(ctx, CallStart{Surface: SurfaceMCP})
 	_, step := tr.StartStep(ctx, StepInput)
 	EndStep(step, nil)
 	chain.Finish(Result{Outcome: "ok"})
@@ -122,8 +119,7 @@ func TestAStepTimedTwiceIsOneAttribute(t *testing.T) {
 	recorded := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorded))
 	tr := New(tp, "test")
-	var c Call
-	ctx := tr.StartCall(context.Background(), CallStart{Surface: "http"}, &c)
+	ctx, c := tr.StartCall(context.Background(), CallStart{Surface: "http"})
 	start := time.Now()
 	tr.RecordAuthentication(ctx, start, start.Add(time.Hour), false, nil)
 	_, s := tr.StartStep(ctx, StepAuthenticate)

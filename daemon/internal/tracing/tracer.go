@@ -184,26 +184,23 @@ func Lend(ctx context.Context, c *Call) context.Context {
 	return context.WithValue(ctx, lentKey{}, c)
 }
 
-// StartCall starts a call's server span into c, or takes the one a
-// surface lent on ctx. With tracing off c records nothing. The span starts
-// at s.Start when a surface started the call before the span could (MCP);
-// otherwise now.
+// StartCall starts a call's server span, or takes the one a surface lent
+// on ctx, and answers the context that carries the call and the call. With
+// tracing off (t nil) it answers ctx and a call that records nothing. The
+// span starts at s.Start when a surface started the call before the span
+// could (MCP); otherwise now.
 //
-// c is the caller's, so that it can live in memory the call allocates
-// anyway: a call's span then costs no allocation of its own.
-func (t *Tracer) StartCall(ctx context.Context, s CallStart, c *Call) context.Context {
+// The call lives in the context node that carries it (callContext): one
+// allocation for both, and none that makes the chain's state escape.
+func (t *Tracer) StartCall(ctx context.Context, s CallStart) (context.Context, *Call) {
 	if t == nil {
-		return ctx
+		return ctx, nil
 	}
-	// The call goes on ctx before anything is looked up in it. A surface
-	// hands the chain its request's context through context.WithoutCancel,
-	// and a value looked up from that context boxes it, an allocation each
-	// time (the span's parent, the lent span, the steps' call); below a
-	// value of the chain's own, a lookup walks past it for nothing.
-	ctx = context.WithValue(ctx, callKey{}, c)
+	cc := &callContext{Context: ctx}
+	ctx, c := cc, &cc.call
 	if lent, ok := ctx.Value(lentKey{}).(*Call); ok {
 		*c = Call{tracer: t, span: lent.span, lent: lent}
-		return ctx
+		return ctx, c
 	}
 	*c = Call{tracer: t}
 	if s.Traceparent != "" {
@@ -226,7 +223,21 @@ func (t *Tracer) StartCall(ctx context.Context, s CallStart, c *Call) context.Co
 	} else {
 		ctx, c.span = t.tracer.Start(ctx, c.name, serverSpan...)
 	}
-	return ctx
+	return ctx, c
+}
+
+// callContext is a context carrying a call under callKey, the call held in
+// the node itself.
+type callContext struct {
+	context.Context
+	call Call
+}
+
+func (c *callContext) Value(key any) any {
+	if key == (callKey{}) {
+		return &c.call
+	}
+	return c.Context.Value(key)
 }
 
 // On reports whether c records a span.
