@@ -59,8 +59,8 @@ func TestARestartBuildsTheFilesItCheckedFromItsCheckCacheAndAnswersTheSame(t *te
 	if n := first.fromCheckCache(); n != 0 {
 		t.Fatalf("a first start built %d files from an empty cache", n)
 	}
-	if !strings.Contains(first.logs.String(), `"msg":"garmd: check cache recorded"`) {
-		t.Fatal("the first start recorded nothing")
+	if logs := first.logs.String(); !strings.Contains(logs, `"msg":"garmd: check cache recorded"`) || !regexp.MustCompile(`"validated_files":[1-9]`).MatchString(logs) {
+		t.Fatal("the first start recorded nothing, or no file whose inputs' rules compiled")
 	}
 	want := first.checkedAnswers()
 	first.shutdown()

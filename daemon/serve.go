@@ -155,7 +155,8 @@ func (d *Daemon) open(ctx context.Context) error {
 		etag string
 		pair *signature.Pair
 	)
-	load := catalogue.Options{MaxTools: cfg.MaxTools, Checked: d.openCheckCache()}
+	load := catalogue.Options{MaxTools: cfg.MaxTools}
+	d.openCheckCache(&load)
 	if cfg.Signing() {
 		d.gate = newGate(cfg)
 		gen, pair, etag, err = readSignedCatalogue(ctx, cfg.Catalogue, load, d.gate)

@@ -58,6 +58,9 @@ func (c *Checked) has(key digestKey) bool {
 	return ok
 }
 
+// Has reports whether c holds key.
+func (c *Checked) Has(key FileKey) bool { return c.has(digestKey(key)) }
+
 // FileKeys are the keys of every file b holds descriptors of — each built
 // and checked by this process, taken from the generation it served, or
 // built from a key it was given as checked — sorted, for a check cache to
@@ -72,6 +75,15 @@ func (b *Built) FileKeys() []FileKey {
 	}
 	slices.SortFunc(keys, func(a, b FileKey) int { return bytes.Compare(a[:], b[:]) })
 	return slices.Compact(keys)
+}
+
+// KeyOf is the key of the file at path that b holds descriptors of.
+func (b *Built) KeyOf(path string) (FileKey, bool) {
+	if b == nil {
+		return FileKey{}, false
+	}
+	f, ok := b.files[path]
+	return FileKey(f.key), ok
 }
 
 // buildChecked builds a file whose key was checked before from its bytes,

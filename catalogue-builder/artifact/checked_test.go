@@ -61,7 +61,7 @@ func sameCheckedRead(t *testing.T, data []byte, checked *artifact.Checked) *arti
 	})
 	held := 0
 	for _, k := range want.Built.FileKeys() {
-		if artifact.CheckedHas(checked, k) {
+		if checked.Has(k) {
 			held++
 		}
 	}

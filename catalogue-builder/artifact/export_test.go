@@ -9,6 +9,3 @@ var (
 	CatalogueFilesField = catalogueFilesField
 	CataloguePlansField = cataloguePlansField
 )
-
-// CheckedHas reports whether c holds key.
-func CheckedHas(c *Checked, key FileKey) bool { return c.has(digestKey(key)) }

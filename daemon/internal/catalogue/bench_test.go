@@ -12,6 +12,7 @@ import (
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/daemon/internal/catalogue"
 	"github.com/garm-dev/garm/daemon/internal/catalogue/cataloguetest"
+	"google.golang.org/protobuf/types/dynamicpb"
 )
 
 // loadCases are the catalogues the load benchmarks run on: design 9's
@@ -180,9 +181,11 @@ func BenchmarkLoadAndMount(b *testing.B) {
 }
 
 // loadStarts are the two ways garmd comes to load a catalogue at start:
-// first, checking every descriptor file, and again, the same executable
-// building the files its check cache recorded (--check-cache) from their
-// bytes (artifact.Checked).
+// first, checking every descriptor file and compiling every input's
+// validation rules, and again, the same executable building the files its
+// check cache recorded (--check-cache) from their bytes and compiling the
+// inputs it vouches for on first use (artifact.Checked,
+// catalogue.Options.Validated).
 var loadStarts = []struct {
 	name    string
 	options func(b *testing.B, data []byte) catalogue.Options
@@ -194,7 +197,10 @@ var loadStarts = []struct {
 		if err != nil {
 			b.Fatal(err)
 		}
-		return catalogue.Options{Checked: artifact.NewChecked(g.FileKeys())}
+		if err := catalogue.Mount(g, mountSteps); err != nil {
+			b.Fatal(err)
+		}
+		return catalogue.Options{Checked: artifact.NewChecked(g.FileKeys()), Validated: artifact.NewChecked(g.ValidatedKeys())}
 	}},
 }
 
@@ -358,4 +364,42 @@ func mountHolds(b *testing.B, data []byte) uint64 {
 		}
 		return g
 	})
+}
+
+// BenchmarkFirstValidation validates, once, an empty message of every input
+// of a 10,000-tool catalogue just mounted: what a tool's first call pays in
+// its input step. From the check cache, each input's rules compile then
+// (the work a first start's mount does for every input at once); after a
+// first start they were compiled at mount. It reports the time per input.
+func BenchmarkFirstValidation(b *testing.B) {
+	data := largeCatalogue(b, 10_000)
+	for _, start := range loadStarts {
+		b.Run("tools=10000"+start.name, func(b *testing.B) {
+			o := start.options(b, data)
+			var inputs int
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				g, err := catalogue.Load(data, o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := catalogue.Mount(g, mountSteps); err != nil {
+					b.Fatal(err)
+				}
+				msgs := make([]*dynamicpb.Message, len(g.Tools))
+				for i, t := range g.Tools {
+					msgs[i] = dynamicpb.NewMessage(t.Input)
+				}
+				inputs = len(msgs)
+				b.StartTimer()
+				for _, m := range msgs {
+					_ = g.Validator().Validate(m)
+				}
+			}
+			if n := b.N; n > 0 && inputs > 0 {
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n)/float64(inputs)/1e3, "µs/input")
+			}
+		})
+	}
 }

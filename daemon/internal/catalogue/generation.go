@@ -1,6 +1,7 @@
 package catalogue
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	toolv1 "github.com/garm-dev/garm/gen/garm/tool/v1"
 	"github.com/garm-dev/garm/protoc-gen-garm/compile"
 	celrule "github.com/garm-dev/garm/protoc-gen-garm/compile/instance"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Options bound what a load accepts.
@@ -32,6 +34,12 @@ type Options struct {
 	// checking them again (artifact.ReadCheckedToServe). Nil checks every
 	// file.
 	Checked *artifact.Checked
+	// Validated holds the keys of descriptor files whose tool inputs'
+	// validation rules an earlier mount of this executable compiled, from
+	// the same cache: Mount compiles a shard of such inputs on each input's
+	// first validation rather than at once (docs/decisions/0148). Nil
+	// compiles every input at mount.
+	Validated *artifact.Checked
 }
 
 // Generation is one loaded catalogue: every tool as the chain uses it,
@@ -88,6 +96,9 @@ type Generation struct {
 	rules, servingRules *instance.Rules
 	// limits are the compiled limits, from Mount.
 	limits *limit.Limits
+	// validated is Options.Validated, from Load to Mount, which forgets
+	// it.
+	validated *artifact.Checked
 }
 
 // Signed is what a signed catalogue's verified signatures vouch for
@@ -158,6 +169,7 @@ func Reload(data []byte, o Options, serving *Generation) (*Generation, error) {
 		g.servingValidator, _ = serving.validator.(*shardedValidator)
 		g.servingRules = serving.rules
 	}
+	g.validated = o.Validated
 	return g, nil
 }
 
@@ -416,6 +428,37 @@ func (g *Generation) DeclaredAttribute(name string) *toolv1.Attribute { return g
 // from, each built and checked by this process or vouched for by the keys
 // it was given, for garmd's check cache to record once it is mounted.
 func (g *Generation) FileKeys() []artifact.FileKey { return g.built.FileKeys() }
+
+// ValidatedKeys are the keys of the descriptor files declaring the tools'
+// inputs, whose validation rules a mount of this generation compiled or
+// found vouched for, sorted, for garmd's check cache to record. Only a
+// mounted generation has them.
+func (g *Generation) ValidatedKeys() []artifact.FileKey {
+	if g.validator == nil {
+		return nil
+	}
+	keys := make([]artifact.FileKey, 0, len(g.Tools))
+	for _, t := range g.Tools {
+		if key, ok := g.built.KeyOf(t.Input.ParentFile().Path()); ok {
+			keys = append(keys, key)
+		}
+	}
+	slices.SortFunc(keys, func(a, b artifact.FileKey) int { return bytes.Compare(a[:], b[:]) })
+	return slices.Compact(keys)
+}
+
+// vouched reports whether the check cache vouches that md's validation
+// rules compiled in an earlier mount; nil when it vouches for nothing.
+func (g *Generation) vouched() func(protoreflect.MessageDescriptor) bool {
+	validated, built := g.validated, g.built
+	if validated.Len() == 0 {
+		return nil
+	}
+	return func(md protoreflect.MessageDescriptor) bool {
+		key, ok := built.KeyOf(md.ParentFile().Path())
+		return ok && validated.Has(key)
+	}
+}
 
 // FromChecked counts the descriptor files built from the check cache's
 // keys rather than checked again (Options.Checked).

@@ -67,8 +67,8 @@ type Steps struct {
 // descriptors are the very objects it reused, with the same expression and
 // declarations (instance.Compile).
 func Mount(g *Generation, s Steps) error {
-	serving, servingRules := g.servingValidator, g.servingRules
-	g.servingValidator, g.servingRules = nil, nil
+	serving, servingRules, vouched := g.servingValidator, g.servingRules, g.vouched()
+	g.servingValidator, g.servingRules, g.validated = nil, nil, nil
 	var problems []string
 	cards := cardReach{}
 	for _, t := range g.Tools {
@@ -77,7 +77,7 @@ func Mount(g *Generation, s Steps) error {
 	if len(problems) > 0 {
 		return &deny.Misconfigured{Problems: problems}
 	}
-	v, problems := compileValidator(g.Tools, serving)
+	v, problems := compileValidator(g.Tools, serving, vouched)
 	if len(problems) > 0 {
 		return &deny.Misconfigured{Problems: problems}
 	}

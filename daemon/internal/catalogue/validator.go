@@ -40,8 +40,16 @@ func (g *Generation) Validator() protovalidate.Validator { return g.validator }
 // reload reuses only where the digests prove them unchanged — takes that
 // shard's validator instead of compiling it again: compiling is a pure
 // function of the descriptors.
-func compileValidator(tools []*call.Tool, serving *shardedValidator) (protovalidate.Validator, []string) {
-	return compileShards(tools, max(minValidatorShards, runtime.GOMAXPROCS(0)), serving)
+//
+// A shard whose every input vouched says was checked by an earlier mount of
+// this executable — its file's key, and so the bytes of the file and all it
+// imports, in the check cache's record (docs/decisions/0148) — is not
+// compiled now: its validator compiles each input on the input's first
+// validation, which an earlier mount proved compiles. Such a shard is not
+// asked to refuse a message it was not built for; a message no shard holds
+// goes to a validator built for none, which refuses it.
+func compileValidator(tools []*call.Tool, serving *shardedValidator, vouched func(protoreflect.MessageDescriptor) bool) (protovalidate.Validator, []string) {
+	return compileShards(tools, max(minValidatorShards, runtime.GOMAXPROCS(0)), serving, vouched)
 }
 
 // minValidatorShards is the fewest shards the inputs are cut into: enough
@@ -52,7 +60,7 @@ const minValidatorShards = 8
 
 // compileShards is compileValidator with the inputs cut into at most n
 // shards.
-func compileShards(tools []*call.Tool, n int, serving *shardedValidator) (protovalidate.Validator, []string) {
+func compileShards(tools []*call.Tool, n int, serving *shardedValidator, vouched func(protoreflect.MessageDescriptor) bool) (protovalidate.Validator, []string) {
 	buckets := shardInputs(tools, n)
 	errs := make([]error, n)
 	taken := make([]bool, n)
@@ -62,7 +70,12 @@ func compileShards(tools []*call.Tool, n int, serving *shardedValidator) (protov
 			return
 		}
 		if serving != nil && len(serving.buckets) == n && slices.Equal(serving.buckets[i].inputs, b.inputs) {
-			b.validator, taken[i] = serving.buckets[i].validator, true
+			b.validator, b.lazy, taken[i] = serving.buckets[i].validator, serving.buckets[i].lazy, true
+			return
+		}
+		if vouched != nil && !slices.ContainsFunc(b.inputs, func(md protoreflect.MessageDescriptor) bool { return !vouched(md) }) {
+			b.validator, errs[i] = protovalidate.New()
+			b.lazy, taken[i] = true, true
 			return
 		}
 		b.validator, errs[i] = protovalidate.New(protovalidate.WithMessageDescriptors(b.inputs...), protovalidate.WithDisableLazy())
@@ -71,8 +84,16 @@ func compileShards(tools []*call.Tool, n int, serving *shardedValidator) (protov
 		return nil, []string{fmt.Sprintf("the tools' validation rules do not compile: %v", err)}
 	}
 	v := &shardedValidator{buckets: buckets, byInput: make(map[protoreflect.MessageDescriptor]protovalidate.Validator, len(tools))}
+	if slices.ContainsFunc(buckets, func(b validatorShard) bool { return b.lazy }) {
+		refuser, err := protovalidate.New(protovalidate.WithDisableLazy())
+		if err != nil {
+			return nil, []string{fmt.Sprintf("the tools' validation rules do not compile: %v", err)}
+		}
+		v.unknown = refuser
+	}
 	// A shard taken from serving passed this check in serving's mount, on
-	// the same descriptors, and answers it the same now.
+	// the same descriptors, and answers it the same now; a lazy shard
+	// passed it in an earlier mount the check cache vouches for.
 	compiled := make(map[protovalidate.Validator]bool, n)
 	for i, b := range buckets {
 		if b.validator == nil {
@@ -108,10 +129,12 @@ func compileShards(tools []*call.Tool, n int, serving *shardedValidator) (protov
 }
 
 // validatorShard is one shard's inputs, sorted by full name, and the
-// validator compiled for them (nil when it holds none).
+// validator compiled for them (nil when it holds none). A lazy shard's
+// validator compiles each input on its first validation.
 type validatorShard struct {
 	inputs    []protoreflect.MessageDescriptor
 	validator protovalidate.Validator
+	lazy      bool
 }
 
 // shardInputs cuts the tools' distinct inputs into n shards by a hash of
@@ -138,10 +161,12 @@ func shardInputs(tools []*call.Tool, n int) []validatorShard {
 
 // shardedValidator is one validator to the chain: each message goes to
 // the shard compiled for it. A message no shard was compiled for goes to
-// the first, which refuses it as protovalidate refuses a message it was
-// not built for.
+// unknown, a validator built for none, when a shard is lazy, and to the
+// first shard otherwise; either refuses it as protovalidate refuses a
+// message it was not built for.
 type shardedValidator struct {
 	shards  []protovalidate.Validator
+	unknown protovalidate.Validator
 	byInput map[protoreflect.MessageDescriptor]protovalidate.Validator
 	// buckets are every shard by number, empty ones included, for the
 	// next reload's mount to reuse.
@@ -153,7 +178,11 @@ func (v *shardedValidator) Validate(msg proto.Message, options ...protovalidate.
 		return nil
 	}
 	shard, ok := v.byInput[msg.ProtoReflect().Descriptor()]
-	if !ok {
+	switch {
+	case ok:
+	case v.unknown != nil:
+		shard = v.unknown
+	default:
 		shard = v.shards[0]
 	}
 	return shard.Validate(msg, options...)

@@ -23,11 +23,13 @@ const (
 	keyName    = "key"
 	recordName = "checked-files"
 	// version opens a record; a record of another version is not used.
-	version = "garm check cache 1\n"
+	version = "garm check cache 2\n"
 	keySize = 32
-	// maxKeys bounds a record, and so what reading one may allocate: far
-	// more descriptor files than a catalogue of artifact.MaxSize can hold.
-	maxKeys = 1 << 20
+	// maxKeys bounds each list of a record, and so what reading one may
+	// allocate (8 MiB a list): a catalogue of more descriptor files than
+	// that, far beyond any served, is not recorded, and its starts check
+	// every file.
+	maxKeys = 1 << 18
 	// maxIdentity bounds the executable's identity as recorded.
 	maxIdentity = 1 << 10
 )
@@ -39,9 +41,21 @@ type Cache struct {
 	identity []byte
 
 	mu sync.Mutex
-	// recorded are the keys the record holds, as this process last read
-	// or wrote it; a Record of the same keys writes nothing.
-	recorded []artifact.FileKey
+	// recorded is what the record holds, as this process last read or
+	// wrote it; a Write of the same writes nothing.
+	recorded Checks
+}
+
+// Checks are what a record vouches for, each list sorted: the keys of the
+// descriptor files built with every check (artifact.Checked), and the keys
+// of the files whose tool inputs' validation rules compiled at a mount
+// (catalogue.Options.Validated).
+type Checks struct {
+	Files, Validated []artifact.FileKey
+}
+
+func (c Checks) equal(d Checks) bool {
+	return slices.Equal(c.Files, d.Files) && slices.Equal(c.Validated, d.Validated)
 }
 
 // Open opens the check cache in dir, making dir (mode 0700) and its key
@@ -136,100 +150,118 @@ func readKey(path string) ([]byte, error) {
 	return key, nil
 }
 
-// Checked is what the record vouches for. With no record yet it answers
-// nil and no error; a record it cannot use answers nil and why, and the
-// load checks every file.
-func (c *Cache) Checked() (*artifact.Checked, error) {
+// Read is what the record vouches for. With no record yet it answers
+// nothing and no error; a record it cannot use answers nothing and why,
+// and the load checks every file and the mount compiles every input.
+func (c *Cache) Read() (Checks, error) {
 	f, err := os.Open(filepath.Join(c.dir, recordName))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return Checks{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return Checks{}, err
 	}
 	defer f.Close()
-	limit := int64(len(version)) + 2 + maxIdentity + 4 + maxKeys*sha256.Size + sha256.Size
+	limit := int64(len(version)) + 2 + maxIdentity + 2*(4+maxKeys*sha256.Size) + sha256.Size
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, err
+		return Checks{}, err
 	}
 	if int64(len(data)) > limit {
-		return nil, errors.New("the record is larger than a catalogue can need")
+		return Checks{}, errors.New("the record is larger than a catalogue can need")
 	}
-	keys, err := c.verify(data)
+	checks, err := c.verify(data)
 	if err != nil {
-		return nil, err
+		return Checks{}, err
 	}
 	c.mu.Lock()
-	c.recorded = keys
+	c.recorded = checks
 	c.mu.Unlock()
-	return artifact.NewChecked(keys), nil
+	return checks, nil
 }
 
-// verify reads a record's keys once its MAC and identity hold.
-func (c *Cache) verify(data []byte) ([]artifact.FileKey, error) {
+// verify reads a record's checks once its MAC and identity hold.
+func (c *Cache) verify(data []byte) (Checks, error) {
 	if len(data) < sha256.Size {
-		return nil, errors.New("the record is truncated")
+		return Checks{}, errors.New("the record is truncated")
 	}
 	body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
 	if !hmac.Equal(sum, c.mac(body)) {
-		return nil, errors.New("the record's MAC does not verify under this deployment's key")
+		return Checks{}, errors.New("the record's MAC does not verify under this deployment's key")
 	}
 	rest, ok := bytes.CutPrefix(body, []byte(version))
 	if !ok {
-		return nil, errors.New("the record is of another version")
+		return Checks{}, errors.New("the record is of another version")
 	}
 	if len(rest) < 2 {
-		return nil, errors.New("the record is truncated")
+		return Checks{}, errors.New("the record is truncated")
 	}
 	n := int(binary.BigEndian.Uint16(rest))
 	rest = rest[2:]
 	if n > len(rest) {
-		return nil, errors.New("the record is truncated")
+		return Checks{}, errors.New("the record is truncated")
 	}
 	if !bytes.Equal(rest[:n], c.identity) {
-		return nil, errors.New("the record was written by another executable")
+		return Checks{}, errors.New("the record was written by another executable")
 	}
 	rest = rest[n:]
-	if len(rest) < 4 {
-		return nil, errors.New("the record is truncated")
+	var checks Checks
+	var err error
+	if checks.Files, rest, err = readKeys(rest); err != nil {
+		return Checks{}, err
 	}
-	count := int(binary.BigEndian.Uint32(rest))
-	rest = rest[4:]
-	if count > maxKeys || len(rest) != count*sha256.Size {
-		return nil, errors.New("the record's keys are not as many as it says")
+	if checks.Validated, rest, err = readKeys(rest); err != nil {
+		return Checks{}, err
+	}
+	if len(rest) != 0 {
+		return Checks{}, errors.New("the record's keys are not as many as it says")
+	}
+	return checks, nil
+}
+
+// readKeys reads a count and that many keys.
+func readKeys(b []byte) ([]artifact.FileKey, []byte, error) {
+	if len(b) < 4 {
+		return nil, nil, errors.New("the record is truncated")
+	}
+	count := int(binary.BigEndian.Uint32(b))
+	b = b[4:]
+	if count > maxKeys || len(b) < count*sha256.Size {
+		return nil, nil, errors.New("the record's keys are not as many as it says")
 	}
 	keys := make([]artifact.FileKey, count)
 	for i := range keys {
-		copy(keys[i][:], rest[i*sha256.Size:])
+		copy(keys[i][:], b[i*sha256.Size:])
 	}
-	return keys, nil
+	return keys, b[count*sha256.Size:], nil
 }
 
-// Record replaces the record with keys — a mounted generation's
-// (catalogue.Generation.FileKeys) — unless it holds them already. It
-// answers whether it wrote.
-func (c *Cache) Record(keys []artifact.FileKey) (bool, error) {
-	if len(keys) > maxKeys {
-		return false, fmt.Errorf("%d descriptor files are more than a record holds", len(keys))
+// Write replaces the record with checks — a mounted generation's
+// (catalogue.Generation.FileKeys, ValidatedKeys) — unless it holds them
+// already. It answers whether it wrote.
+func (c *Cache) Write(checks Checks) (bool, error) {
+	if len(checks.Files) > maxKeys || len(checks.Validated) > maxKeys {
+		return false, fmt.Errorf("%d descriptor files are more than a record holds", max(len(checks.Files), len(checks.Validated)))
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if slices.Equal(c.recorded, keys) {
+	if c.recorded.equal(checks) {
 		return false, nil
 	}
-	body := make([]byte, 0, len(version)+2+len(c.identity)+4+len(keys)*sha256.Size+sha256.Size)
+	body := make([]byte, 0, len(version)+2+len(c.identity)+8+(len(checks.Files)+len(checks.Validated))*sha256.Size+sha256.Size)
 	body = append(body, version...)
 	body = binary.BigEndian.AppendUint16(body, uint16(len(c.identity)))
 	body = append(body, c.identity...)
-	body = binary.BigEndian.AppendUint32(body, uint32(len(keys)))
-	for _, k := range keys {
-		body = append(body, k[:]...)
+	for _, keys := range [][]artifact.FileKey{checks.Files, checks.Validated} {
+		body = binary.BigEndian.AppendUint32(body, uint32(len(keys)))
+		for _, k := range keys {
+			body = append(body, k[:]...)
+		}
 	}
 	if err := c.replace(append(body, c.mac(body)...)); err != nil {
 		return false, err
 	}
-	c.recorded = slices.Clone(keys)
+	c.recorded = Checks{Files: slices.Clone(checks.Files), Validated: slices.Clone(checks.Validated)}
 	return true, nil
 }
 

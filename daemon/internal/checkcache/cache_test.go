@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,12 @@ func keys(n int) []artifact.FileKey {
 	return out
 }
 
+// checksOf are n file keys and the first v of them validated.
+func checksOf(n, v int) checkcache.Checks {
+	k := keys(n)
+	return checkcache.Checks{Files: k, Validated: k[:v]}
+}
+
 func open(t *testing.T, dir string, id []byte) *checkcache.Cache {
 	t.Helper()
 	c, err := checkcache.OpenAs(dir, id)
@@ -32,19 +39,19 @@ func open(t *testing.T, dir string, id []byte) *checkcache.Cache {
 	return c
 }
 
-// checkedKeys is what a new process of identity id reads from dir: the
-// keys, or the error.
-func checkedKeys(t *testing.T, dir string, id []byte, want []artifact.FileKey) error {
+// readBack is what a new process of identity id reads from dir: the checks
+// it wrote, or the error.
+func readBack(t *testing.T, dir string, id []byte, want checkcache.Checks) error {
 	t.Helper()
-	checked, err := open(t, dir, id).Checked()
+	got, err := open(t, dir, id).Read()
 	if err != nil {
-		if checked != nil {
-			t.Fatalf("a record refused (%v) still vouches for %d keys", err, checked.Len())
+		if got.Files != nil || got.Validated != nil {
+			t.Fatalf("a record refused (%v) still vouches for %d and %d keys", err, len(got.Files), len(got.Validated))
 		}
 		return err
 	}
-	if checked.Len() != len(want) {
-		t.Fatalf("%d keys read back, %d recorded", checked.Len(), len(want))
+	if !slices.Equal(got.Files, want.Files) || !slices.Equal(got.Validated, want.Validated) {
+		t.Fatalf("read back %d and %d keys, %d and %d recorded", len(got.Files), len(got.Validated), len(want.Files), len(want.Validated))
 	}
 	return nil
 }
@@ -52,8 +59,8 @@ func checkedKeys(t *testing.T, dir string, id []byte, want []artifact.FileKey) e
 func TestARecordIsReadBackByTheSameExecutableOfTheSameDeployment(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cache")
 	c := open(t, dir, identity)
-	if checked, err := c.Checked(); checked != nil || err != nil {
-		t.Fatalf("a new cache vouches for %v (%v)", checked, err)
+	if checks, err := c.Read(); checks.Files != nil || checks.Validated != nil || err != nil {
+		t.Fatalf("a new cache vouches for %v (%v)", checks, err)
 	}
 	for _, p := range []struct {
 		path string
@@ -64,28 +71,30 @@ func TestARecordIsReadBackByTheSameExecutableOfTheSameDeployment(t *testing.T) {
 			t.Fatalf("%s: %v, %v", p.path, info.Mode(), err)
 		}
 	}
-	want := keys(300)
-	if wrote, err := c.Record(want); !wrote || err != nil {
+	want := checksOf(300, 120)
+	if wrote, err := c.Write(want); !wrote || err != nil {
 		t.Fatalf("recorded: %v, %v", wrote, err)
 	}
-	if wrote, err := c.Record(want); wrote || err != nil {
+	if wrote, err := c.Write(want); wrote || err != nil {
 		t.Fatalf("the same keys written again: %v, %v", wrote, err)
 	}
-	if err := checkedKeys(t, dir, identity, want); err != nil {
+	if err := readBack(t, dir, identity, want); err != nil {
 		t.Fatal(err)
 	}
 	again := open(t, dir, identity)
-	if _, err := again.Checked(); err != nil {
+	if _, err := again.Read(); err != nil {
 		t.Fatal(err)
 	}
-	if wrote, _ := again.Record(want); wrote {
+	if wrote, _ := again.Write(want); wrote {
 		t.Fatal("a restart rewrote the record it read")
 	}
-	if wrote, err := again.Record(want[:10]); !wrote || err != nil {
-		t.Fatalf("other keys not recorded: %v, %v", wrote, err)
-	}
-	if err := checkedKeys(t, dir, identity, want[:10]); err != nil {
-		t.Fatal(err)
+	for _, other := range []checkcache.Checks{checksOf(10, 10), checksOf(10, 0), {}} {
+		if wrote, err := again.Write(other); !wrote || err != nil {
+			t.Fatalf("other keys not recorded: %v, %v", wrote, err)
+		}
+		if err := readBack(t, dir, identity, other); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -109,7 +118,7 @@ func TestARecordIsNotUsedUnlessItsMACAndWriterHold(t *testing.T) {
 		}, refuse: "MAC does not verify"},
 		"a key flipped":        {spoil: flip(-40), refuse: "MAC does not verify"},
 		"the MAC flipped":      {spoil: flip(-1), refuse: "MAC does not verify"},
-		"the identity flipped": {spoil: flip(len("garm check cache 1\n") + 3), refuse: "MAC does not verify"},
+		"the identity flipped": {spoil: flip(len("garm check cache 2\n") + 3), refuse: "MAC does not verify"},
 		"truncated": {spoil: func(t *testing.T, dir string) {
 			rewrite(t, dir, func(b []byte) []byte { return b[:len(b)-5] })
 		}, refuse: "MAC does not verify"},
@@ -123,7 +132,7 @@ func TestARecordIsNotUsedUnlessItsMACAndWriterHold(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			if _, err := open(t, dir, identity).Record(keys(100)); err != nil {
+			if _, err := open(t, dir, identity).Write(checksOf(100, 40)); err != nil {
 				t.Fatal(err)
 			}
 			if tc.spoil != nil {
@@ -133,7 +142,7 @@ func TestARecordIsNotUsedUnlessItsMACAndWriterHold(t *testing.T) {
 			if tc.id != nil {
 				id = tc.id
 			}
-			err := checkedKeys(t, dir, id, nil)
+			err := readBack(t, dir, id, checkcache.Checks{})
 			if err == nil || !strings.Contains(err.Error(), tc.refuse) {
 				t.Fatalf("read back: %v, want a refusal saying %q", err, tc.refuse)
 			}
@@ -229,13 +238,13 @@ func TestGarmdsOpeningOneNewCacheAtOnceAgreeOnItsKey(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	want := keys(5)
-	if _, err := caches[0].Record(want); err != nil {
+	want := checksOf(5, 2)
+	if _, err := caches[0].Write(want); err != nil {
 		t.Fatal(err)
 	}
 	for i, c := range caches {
-		if checked, err := c.Checked(); err != nil || checked.Len() != len(want) {
-			t.Fatalf("cache %d reads %v (%v)", i, checked, err)
+		if got, err := c.Read(); err != nil || len(got.Files) != 5 || len(got.Validated) != 2 {
+			t.Fatalf("cache %d reads %v (%v)", i, got, err)
 		}
 	}
 }
