@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/garm-dev/garm/catalogue-builder/internal/build"
 	"github.com/garm-dev/garm/catalogue-builder/internal/manifest"
 	"github.com/garm-dev/garm/catalogue-builder/internal/sources"
+	"github.com/garm-dev/garm/internal/atomicfile"
 )
 
 // buildFlags are the flags build and lint share.
@@ -59,7 +59,7 @@ func runBuild(ctx context.Context, e *env, args []string) int {
 	if res == nil {
 		return code
 	}
-	if err := writeAtomically(fs.output, res.Bytes); err != nil {
+	if err := atomicfile.Write(fs.output, res.Bytes, 0o644); err != nil {
 		return e.refuse("build", fmt.Errorf("%w; no artifact written", err))
 	}
 	fmt.Fprintf(e.stdout, "wrote %s\n", fs.output)
@@ -171,32 +171,4 @@ func plural(n int, noun string) string {
 		return fmt.Sprintf("1 %s", noun)
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// writeAtomically writes data to a temporary file beside path and renames it
-// into place, so a reader never sees half an artifact and a failed write
-// leaves what was there before.
-func writeAtomically(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

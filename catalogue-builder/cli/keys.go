@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/garm-dev/garm/catalogue-builder/signature"
+	"github.com/garm-dev/garm/internal/atomicfile"
 )
 
 // runKeygen writes a new catalogue-signing private key, readable by its
@@ -44,37 +45,18 @@ func runKeygen(_ context.Context, e *env, args []string) int {
 		return e.refuse("keygen", err)
 	}
 	public = append(public, '\n')
-	if err := writeNew(*keyPath, pemBytes, 0o600); err != nil {
+	if err := atomicfile.Create(*keyPath, pemBytes, 0o600); err != nil {
 		return e.refuse("keygen", fmt.Errorf("%w; no key written", err))
 	}
 	if *publicPath == "" {
 		_, _ = e.stdout.Write(public)
-	} else if err := writeAtomically(*publicPath, public); err != nil {
+	} else if err := atomicfile.Write(*publicPath, public, 0o644); err != nil {
 		return e.refuse("keygen", fmt.Errorf("the private key is in %s but its public key was not written: %w", *keyPath, err))
 	} else {
 		fmt.Fprintf(e.stdout, "wrote %s and %s\n", *keyPath, *publicPath)
 	}
 	fmt.Fprintf(e.stderr, "key id %s (%s)\n", s.KeyID(), s.Alg())
 	return ExitOK
-}
-
-// writeNew creates path with mode perm and writes data, refusing a file
-// that exists: a signing key is never replaced by accident.
-func writeNew(path string, data []byte, perm os.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(path)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(path)
-		return err
-	}
-	return nil
 }
 
 const keysUsage = "[--group G] <public key>... [--group G2 <public key>...] [-o catalogue-keys.json]"
@@ -134,7 +116,7 @@ func runKeys(_ context.Context, e *env, args []string) int {
 		_, _ = e.stdout.Write(data)
 		return ExitOK
 	}
-	if err := writeAtomically(out, data); err != nil {
+	if err := atomicfile.Write(out, data, 0o644); err != nil {
 		return e.refuse("keys", err)
 	}
 	fmt.Fprintf(e.stdout, "wrote %s (%s)\n", out, plural(len(keys), "key"))

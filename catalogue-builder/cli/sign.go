@@ -10,6 +10,7 @@ import (
 
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/catalogue-builder/signature"
+	"github.com/garm-dev/garm/internal/atomicfile"
 )
 
 // signFlags are the flags sign and build --sign-key share.
@@ -74,7 +75,7 @@ func (e *env) sign(sf *signFlags, path, digest, cmd string, fresh bool) int {
 	if err != nil {
 		return e.refuse(cmd, err)
 	}
-	if err := writeAtomically(envPath, out); err != nil {
+	if err := atomicfile.Write(envPath, out, 0o644); err != nil {
 		return e.refuse(cmd, fmt.Errorf("%w; nothing signed", err))
 	}
 	st := env.Statement

@@ -11,6 +11,7 @@ import (
 
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/catalogue-builder/builder"
+	"github.com/garm-dev/garm/internal/atomicfile"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -26,7 +27,7 @@ func loadCatalogue(ctx context.Context, location, out string, extraRoots []strin
 	if err != nil {
 		return nil, fmt.Errorf("--catalogue: %w", err)
 	}
-	if err := writeAtomically(out, data); err != nil {
+	if err := atomicfile.Write(out, data, 0o600); err != nil {
 		return nil, err
 	}
 	return &builder.Catalogue{Artifact: a, Bytes: data}, nil
@@ -37,15 +38,6 @@ func loadCatalogue(ctx context.Context, location, out string, extraRoots []strin
 func isManifest(path string) bool {
 	ext := strings.ToLower(filepath.Ext(path))
 	return ext == ".yaml" || ext == ".yml"
-}
-
-// writeAtomically replaces path with data in one rename.
-func writeAtomically(path string, data []byte) error {
-	tmp := path + ".new"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // buildCatalogue builds, from source, the catalogue of the manifest with
@@ -67,7 +59,7 @@ func buildCatalogue(ctx context.Context, manifest, out string, extraRoots ...str
 	if err != nil {
 		return nil, fmt.Errorf("building the catalogue of %s: %w", manifest, err)
 	}
-	if err := writeAtomically(out, c.Bytes); err != nil {
+	if err := atomicfile.Write(out, c.Bytes, 0o600); err != nil {
 		return nil, err
 	}
 	return c, nil

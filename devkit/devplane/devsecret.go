@@ -4,13 +4,14 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/garm-dev/garm/internal/atomicfile"
 )
 
 // DevSecretHeader is the header every request to the dev endpoint carries
@@ -82,18 +83,8 @@ func writeDevSecret(devURL string) (secret, path string, err error) {
 	key := make([]byte, 32)
 	rand.Read(key) // never fails: crypto/rand crashes the program rather than return an error
 	secret = hex.EncodeToString(key)
-	// Written whole beside its name, then renamed: a reader never sees half.
-	tmp, err := os.CreateTemp(dir, ".secret-*")
-	if err != nil {
-		return "", "", err
-	}
-	_, werr := tmp.WriteString(secret + "\n")
-	if err := errors.Join(werr, tmp.Chmod(0o600), tmp.Close()); err != nil {
-		os.Remove(tmp.Name())
-		return "", "", err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	// Written whole: a reader never sees half.
+	if err := atomicfile.Write(path, []byte(secret+"\n"), 0o600); err != nil {
 		return "", "", err
 	}
 	return secret, path, nil

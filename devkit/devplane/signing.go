@@ -8,6 +8,7 @@ import (
 
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
 	"github.com/garm-dev/garm/catalogue-builder/signature"
+	"github.com/garm-dev/garm/internal/atomicfile"
 )
 
 // signedName is the catalogue name the dev plane signs its catalogues
@@ -73,5 +74,5 @@ func (c *catalogueSigner) sign(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomically(signature.EnvelopeLocation(path), env)
+	return atomicfile.Write(signature.EnvelopeLocation(path), env, 0o600)
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/garm-dev/garm/internal/atomicfile"
 )
 
 // Store is where a lake lives: an S3 bucket (Bucket) or, to read one that
@@ -123,28 +125,14 @@ type Dir string
 
 func (d Dir) String() string { return string(d) }
 
-// Put writes a temporary file and renames it, so a reader sees the whole
-// file or none.
+// Put writes the file whole or not at all (internal/atomicfile), so a
+// reader sees the whole file or none.
 func (d Dir) Put(_ context.Context, key string, data []byte) error {
 	path := filepath.Join(string(d), filepath.FromSlash(key))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".partial-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return atomicfile.Write(path, data, 0o600)
 }
 
 func (d Dir) Get(_ context.Context, key string) ([]byte, bool, error) {

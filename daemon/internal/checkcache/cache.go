@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/garm-dev/garm/catalogue-builder/artifact"
+	"github.com/garm-dev/garm/internal/atomicfile"
 )
 
 const (
@@ -106,31 +107,15 @@ func ownerOnly(path string, mask fs.FileMode) error {
 }
 
 // readOrMakeKey reads the key at path, making it first when there is none:
-// written whole to a temporary file and linked into place, so that two
-// garmds starting at once agree on one key and neither reads half of it.
+// created whole (atomicfile.Create), so that two garmds starting at once
+// agree on one key and neither reads half of it.
 func readOrMakeKey(path string) ([]byte, error) {
 	if key, err := readKey(path); !errors.Is(err, fs.ErrNotExist) {
 		return key, err
 	}
 	key := make([]byte, keySize)
 	rand.Read(key)
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".key-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(key); err != nil {
-		tmp.Close()
-		return nil, err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return nil, err
-	}
-	if err := tmp.Close(); err != nil {
-		return nil, err
-	}
-	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := atomicfile.Create(path, key, 0o600); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, err
 	}
 	return readKey(path)
@@ -258,33 +243,11 @@ func (c *Cache) Write(checks Checks) (bool, error) {
 			body = append(body, k[:]...)
 		}
 	}
-	if err := c.replace(append(body, c.mac(body)...)); err != nil {
+	if err := atomicfile.Write(filepath.Join(c.dir, recordName), append(body, c.mac(body)...), 0o600); err != nil {
 		return false, err
 	}
 	c.recorded = Checks{Files: slices.Clone(checks.Files), Validated: slices.Clone(checks.Validated)}
 	return true, nil
-}
-
-// replace writes data to the record through a temporary file renamed over
-// it, so that a reader sees the old record or the new one whole.
-func (c *Cache) replace(data []byte) error {
-	tmp, err := os.CreateTemp(c.dir, ".checked-files-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(c.dir, recordName))
 }
 
 func (c *Cache) mac(body []byte) []byte {

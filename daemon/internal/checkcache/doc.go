@@ -16,6 +16,6 @@
 // executable wrote, that is larger than a catalogue can need, a directory
 // others may write to, or a key others may read, is not used: every file
 // is checked, as on a first start, and the reason is logged. The record is
-// replaced whole (a temporary file renamed over it) after a generation
+// replaced whole (internal/atomicfile) after a generation
 // mounts, and only when its keys changed.
 package checkcache

@@ -1,0 +1,63 @@
+package atomicfile
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Write writes data to path with mode, replacing what was there.
+func Write(path string, data []byte, mode fs.FileMode) error {
+	tmp, err := temp(path, data, mode)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	return os.Rename(tmp, path)
+}
+
+// Create writes data to path with mode unless something is there already,
+// and then answers an error that is fs.ErrExist and leaves it alone: the
+// temporary file is linked into place, never renamed over it, so of two
+// writers racing to create one file the first wins and the second learns it.
+func Create(path string, data []byte, mode fs.FileMode) error {
+	tmp, err := temp(path, data, mode)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			// Named by the path asked for, not the temporary one.
+			return &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
+		}
+		return err
+	}
+	return nil
+}
+
+// temp writes data to a new file beside path, with mode, synced and closed,
+// and answers its name; the caller removes it.
+func temp(path string, data []byte, mode fs.FileMode) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return "", err
+	}
+	name := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(name)
+		return "", err
+	}
+	return name, nil
+}
