@@ -9,8 +9,6 @@ import (
 	cataloguev1 "github.com/garm-dev/garm/gen/garm/catalogue/v1"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protodesc"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // sameRead fails t unless ReadToServe of data accepts exactly when Read
@@ -38,19 +36,7 @@ func sameRead(t *testing.T, data []byte) {
 	if !proto.Equal(rest, got.Catalogue) {
 		t.Fatal("ReadToServe read another catalogue")
 	}
-	if got.Files.NumFiles() != want.Files.NumFiles() {
-		t.Fatalf("%d files, want %d", got.Files.NumFiles(), want.Files.NumFiles())
-	}
-	want.Files.RangeFiles(func(wf protoreflect.FileDescriptor) bool {
-		gf, err := got.Files.FindFileByPath(wf.Path())
-		if err != nil {
-			t.Fatalf("%s: %v", wf.Path(), err)
-		}
-		if !proto.Equal(protodesc.ToFileDescriptorProto(wf), protodesc.ToFileDescriptorProto(gf)) {
-			t.Fatalf("%s: other descriptors", wf.Path())
-		}
-		return true
-	})
+	sameFiles(t, want, got)
 	fqns := func(a *artifact.Artifact) []string {
 		var out []string
 		for _, tool := range a.Tools() {
