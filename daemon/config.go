@@ -171,10 +171,12 @@ type Config struct {
 	TraceSteps bool
 	// CheckCache is a directory where garmd records, after each catalogue
 	// it mounts, the keys of the descriptor files it built with every
-	// check, so that its next start builds those files from their bytes
-	// without checking them again (--check-cache; daemon/internal/
-	// checkcache, docs/decisions/0146). "" keeps no record: every start
-	// checks every file.
+	// check and of the files whose inputs' validation rules it compiled, so
+	// that its next start builds those files from their bytes without
+	// checking them again and compiles those inputs on first use
+	// (--check-cache; daemon/internal/checkcache, docs/decisions/0146,
+	// 0148). "" keeps no record: every start checks every file and compiles
+	// every input at mount.
 	CheckCache string
 	// Guard, when set, wraps the handlers of the tool plane and the admin
 	// listener. The dev plane serves an in-process garmd behind its

@@ -28,7 +28,9 @@ type FileKey [sha256.Size]byte
 // answers a Checked, proves the checks are the same code. Nothing else is
 // taken on trust: every other check of a read runs as it does without it.
 //
-// A nil Checked holds nothing. It is read-only once made.
+// The same set serves garmd for the files whose tool inputs' validation
+// rules a mount compiled (catalogue.Options.Validated). A nil Checked holds
+// nothing. It is read-only once made.
 type Checked struct {
 	keys map[digestKey]struct{}
 }
@@ -73,6 +75,12 @@ func (b *Built) FileKeys() []FileKey {
 	for _, f := range b.files {
 		keys = append(keys, FileKey(f.key))
 	}
+	return SortedKeys(keys)
+}
+
+// SortedKeys sorts keys and drops repeats, in place, as a check cache
+// records them.
+func SortedKeys(keys []FileKey) []FileKey {
 	slices.SortFunc(keys, func(a, b FileKey) int { return bytes.Compare(a[:], b[:]) })
 	return slices.Compact(keys)
 }

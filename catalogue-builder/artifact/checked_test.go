@@ -140,11 +140,18 @@ func TestDescriptorsBuiltFromCheckedKeysAreFilledInOnceWhenReadAtOnce(t *testing
 	if err != nil || a.FromChecked == 0 {
 		t.Fatalf("%d from checked keys: %v", a.FromChecked, err)
 	}
+	want, err := artifact.ReadToServe(bank)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
 			a.Files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
-				protodesc.ToFileDescriptorProto(fd)
+				wf, err := want.Files.FindFileByPath(fd.Path())
+				if err != nil || !proto.Equal(protodesc.ToFileDescriptorProto(fd), protodesc.ToFileDescriptorProto(wf)) {
+					t.Errorf("%s, filled in at once: other descriptors (%v)", fd.Path(), err)
+				}
 				return true
 			})
 		})

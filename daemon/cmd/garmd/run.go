@@ -127,7 +127,7 @@ func serveFlags(cfg *garmd.Config, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&cfg.MaxHeaderBytes, "max-header-bytes", cfg.MaxHeaderBytes, "the largest request header block, in `bytes`")
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", cfg.MaxInFlight, "the most calls read or run at once; more are answered 503 with Retry-After")
 	fs.BoolVar(&cfg.TraceSteps, "trace-steps", cfg.TraceSteps, "with tracing on (OTEL_EXPORTER_OTLP_ENDPOINT), give each step of a call a span of its own rather than an attribute of the call's span")
-	fs.StringVar(&cfg.CheckCache, "check-cache", cfg.CheckCache, "a `directory` of garmd's own where it records the catalogue's descriptor files it checked, so that its next start builds them without checking them again (made 0700 when absent)")
+	fs.StringVar(&cfg.CheckCache, "check-cache", cfg.CheckCache, "a `directory` of garmd's own where it records the catalogue's descriptor files it checked and the inputs whose validation rules it compiled, so that its next start builds those files without checking them again and compiles those inputs on first use (made 0700 when absent)")
 	fs.StringVar(&cfg.GOGC, "gogc", cfg.GOGC, "the garbage collector's `target`: auto (chosen from GOMEMLIMIT or the container's memory limit), off, or a percentage; a GOGC environment variable always wins")
 	busFlags(fs, cfg)
 	fs.BoolVar(&cfg.LoopbackHostsOnly, "loopback-hosts-only", cfg.LoopbackHostsOnly, "answer on the tool plane and admin listener only requests addressed to a loopback host, and refuse a browser's cross-origin change (the dev plane's guard, for a garmd it runs as a process)")

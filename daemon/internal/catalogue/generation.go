@@ -1,7 +1,6 @@
 package catalogue
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -443,8 +442,7 @@ func (g *Generation) ValidatedKeys() []artifact.FileKey {
 			keys = append(keys, key)
 		}
 	}
-	slices.SortFunc(keys, func(a, b artifact.FileKey) int { return bytes.Compare(a[:], b[:]) })
-	return slices.Compact(keys)
+	return artifact.SortedKeys(keys)
 }
 
 // vouched reports whether the check cache vouches that md's validation

@@ -63,19 +63,21 @@ const minValidatorShards = 8
 func compileShards(tools []*call.Tool, n int, serving *shardedValidator, vouched func(protoreflect.MessageDescriptor) bool) (protovalidate.Validator, []string) {
 	buckets := shardInputs(tools, n)
 	errs := make([]error, n)
-	taken := make([]bool, n)
+	// checkedBefore marks a shard not compiled by this mount: taken from
+	// serving, or lazy on the check cache's word.
+	checkedBefore := make([]bool, n)
 	inParallel(n, func(i int) {
 		b := &buckets[i]
 		if len(b.inputs) == 0 {
 			return
 		}
 		if serving != nil && len(serving.buckets) == n && slices.Equal(serving.buckets[i].inputs, b.inputs) {
-			b.validator, b.lazy, taken[i] = serving.buckets[i].validator, serving.buckets[i].lazy, true
+			b.validator, b.lazy, checkedBefore[i] = serving.buckets[i].validator, serving.buckets[i].lazy, true
 			return
 		}
 		if vouched != nil && !slices.ContainsFunc(b.inputs, func(md protoreflect.MessageDescriptor) bool { return !vouched(md) }) {
 			b.validator, errs[i] = protovalidate.New()
-			b.lazy, taken[i] = true, true
+			b.lazy, checkedBefore[i] = true, true
 			return
 		}
 		b.validator, errs[i] = protovalidate.New(protovalidate.WithMessageDescriptors(b.inputs...), protovalidate.WithDisableLazy())
@@ -99,7 +101,7 @@ func compileShards(tools []*call.Tool, n int, serving *shardedValidator, vouched
 		if b.validator == nil {
 			continue
 		}
-		compiled[b.validator] = !taken[i]
+		compiled[b.validator] = !checkedBefore[i]
 		v.shards = append(v.shards, b.validator)
 		for _, md := range b.inputs {
 			v.byInput[md] = b.validator

@@ -12,10 +12,11 @@
 // `checked-files` is the record: a version line, the identity of the
 // executable that wrote it (its Go build ID, which changes with any change
 // to the code or its dependencies), the two lists of keys, and an
-// HMAC-SHA256 of all of it under the key. A record whose MAC does not verify, that another
-// executable wrote, that is larger than a catalogue can need, a directory
-// others may write to, or a key others may read, is not used: every file
-// is checked, as on a first start, and the reason is logged. The record is
-// replaced whole (internal/atomicfile) after a generation
-// mounts, and only when its keys changed.
+// HMAC-SHA256 of all of it under the key. A record whose MAC does not
+// verify, that another executable wrote or that is larger than a catalogue
+// can need, a directory others may write to, or a key others may read, is
+// not used: every file is checked and every input compiled, as on a first
+// start, and the reason is logged. The record is replaced whole
+// (internal/atomicfile) after a generation mounts, and only when its keys
+// changed.
 package checkcache
