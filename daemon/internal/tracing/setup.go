@@ -6,8 +6,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/garm-dev/garm/daemon/internal/tracing/otlphttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
@@ -23,10 +23,11 @@ const DefaultServiceName = "garmd"
 // endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT or
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), or OTEL_SDK_DISABLED is true, or
 // OTEL_TRACES_EXPORTER is none: tracing is then off. The exporter reads
-// the endpoint and headers, the provider the sampler and its argument, the
-// resource the service name and resource attributes, and garmd's Batcher
-// the OTEL_BSP_* limits, each from its own variable; version is
-// service.version. The Batcher is returned too, for the spans it drops
+// the endpoint and headers (over http/protobuf it is garmd's own, package
+// otlphttp, which refuses a variable it cannot read), the provider the
+// sampler and its argument, the resource the service name and resource
+// attributes, and garmd's Batcher the OTEL_BSP_* limits, each from its own
+// variable; version is service.version. The Batcher is returned too, for the spans it drops
 // (garmd's garm_spans_dropped_total).
 func FromEnv(ctx context.Context, version string) (*sdktrace.TracerProvider, *Batcher, error) {
 	return fromLookup(ctx, version, os.LookupEnv)
@@ -53,7 +54,10 @@ func fromLookup(ctx context.Context, version string, lookup func(string) (string
 	)
 	switch protocol {
 	case "", "http/protobuf":
-		exp, err = otlptracehttp.New(ctx)
+		var cfg otlphttp.Config
+		if cfg, err = otlphttp.ConfigFromEnv(lookup); err == nil {
+			exp, err = otlphttp.New(cfg, "garmd/"+version)
+		}
 	case "grpc":
 		exp, err = otlptracegrpc.New(ctx)
 	default:

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/garm-dev/garm/daemon/internal/tracing/otlphttp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -42,69 +43,83 @@ var callAttributes = []attribute.KeyValue{
 // span and the NATS client span with each step's time an attribute;
 // "events", the same with each step an event at its end instead, measured
 // and not taken; "none", the two spans with no step times at all, the
-// floor (docs/decisions/0143).
+// floor (docs/decisions/0143). Each shape is exported by garmd's exporter
+// (package otlphttp) and by the SDK's otlptracehttp, which it replaced
+// (docs/decisions/0149).
 func BenchmarkCallShapeExported(b *testing.B) {
 	for _, shape := range []string{"steps", "attributes", "events", "none"} {
-		b.Run(shape, func(b *testing.B) {
-			receiver := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }))
-			defer receiver.Close()
-			exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(receiver.URL+"/v1/traces"))
-			if err != nil {
+		for _, exporter := range []string{"garmd", "sdk"} {
+			b.Run(shape+"/exporter="+exporter, func(b *testing.B) { callShapeExported(b, shape, exporter) })
+		}
+	}
+}
+
+func callShapeExported(b *testing.B, shape, exporter string) {
+	receiver := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }))
+	defer receiver.Close()
+	var (
+		exp sdktrace.SpanExporter
+		err error
+	)
+	if exporter == "sdk" {
+		exp, err = otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(receiver.URL+otlphttp.TracesPath))
+	} else {
+		exp, err = otlphttp.New(otlphttp.Config{URL: receiver.URL + otlphttp.TracesPath}, "garmd/bench")
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	batcher := NewBatcher(exp, BatchLimits{})
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(batcher))
+	tr := tp.Tracer(ScopeName)
+	h := []attribute.KeyValue{messagingNATS, messagingSend, messagingRequest, attribute.String("messaging.destination.name", "calc.v1.Calculator.Add")}
+	ctx := context.Background()
+	before := cpuNow()
+	calls := 0
+	for b.Loop() {
+		// Every 400 calls, their spans are exported and
+		// waited for: the queue never grows beyond what garmd's
+		// holds at load, and no span waits past the loop.
+		if calls++; calls%400 == 0 {
+			if err := tp.ForceFlush(ctx); err != nil {
 				b.Fatal(err)
 			}
-			batcher := NewBatcher(exp, BatchLimits{})
-			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(batcher))
-			tr := tp.Tracer(ScopeName)
-			h := []attribute.KeyValue{messagingNATS, messagingSend, messagingRequest, attribute.String("messaging.destination.name", "calc.v1.Calculator.Add")}
-			ctx := context.Background()
-			before := cpuNow()
-			calls := 0
-			for b.Loop() {
-				// Every 400 calls, their spans are exported and
-				// waited for: the queue never grows beyond what garmd's
-				// holds at load, and no span waits past the loop.
-				if calls++; calls%400 == 0 {
-					if err := tp.ForceFlush(ctx); err != nil {
-						b.Fatal(err)
-					}
-				}
-				c, call := tr.Start(ctx, "execute_tool calc.v1.add", serverSpan...)
-				switch shape {
-				case "steps":
-					_, s := tr.Start(c, StepAuthenticate, internalSpan...)
-					s.SetAttributes(tokenCached...)
-					s.End()
-					_, s = tr.Start(c, StepInput, internalSpan...)
-					s.End()
-					_, s = tr.Start(c, "request calc.v1.Calculator.Add", clientSpan...)
-					s.SetAttributes(h...)
-					s.End()
-					_, s = tr.Start(c, StepRedact, internalSpan...)
-					s.End()
-					call.SetAttributes(callAttributes...)
-				default:
-					_, s := tr.Start(c, "request calc.v1.Calculator.Add", clientSpan...)
-					s.SetAttributes(h...)
-					s.End()
-					attrs := append(callAttributes[:len(callAttributes):len(callAttributes)], tokenCached[0])
-					if shape == "attributes" {
-						attrs = append(attrs, StepDurationKey(StepAuthenticate).Int64(1234), StepDurationKey(StepInput).Int64(5678), StepDurationKey(StepRedact).Int64(910))
-					}
-					if shape == "events" {
-						now := time.Now()
-						call.AddEvent(StepAuthenticate, trace.WithTimestamp(now))
-						call.AddEvent(StepInput, trace.WithTimestamp(now))
-						call.AddEvent(StepRedact, trace.WithTimestamp(now))
-					}
-					call.SetAttributes(attrs...)
-				}
-				call.End()
+		}
+		c, call := tr.Start(ctx, "execute_tool calc.v1.add", serverSpan...)
+		switch shape {
+		case "steps":
+			_, s := tr.Start(c, StepAuthenticate, internalSpan...)
+			s.SetAttributes(tokenCached...)
+			s.End()
+			_, s = tr.Start(c, StepInput, internalSpan...)
+			s.End()
+			_, s = tr.Start(c, "request calc.v1.Calculator.Add", clientSpan...)
+			s.SetAttributes(h...)
+			s.End()
+			_, s = tr.Start(c, StepRedact, internalSpan...)
+			s.End()
+			call.SetAttributes(callAttributes...)
+		default:
+			_, s := tr.Start(c, "request calc.v1.Calculator.Add", clientSpan...)
+			s.SetAttributes(h...)
+			s.End()
+			attrs := append(callAttributes[:len(callAttributes):len(callAttributes)], tokenCached[0])
+			if shape == "attributes" {
+				attrs = append(attrs, StepDurationKey(StepAuthenticate).Int64(1234), StepDurationKey(StepInput).Int64(5678), StepDurationKey(StepRedact).Int64(910))
 			}
-			if err := tp.ForceFlush(ctx); err != nil || batcher.Dropped() > 0 {
-				b.Fatalf("%v, %d spans dropped", err, batcher.Dropped())
+			if shape == "events" {
+				now := time.Now()
+				call.AddEvent(StepAuthenticate, trace.WithTimestamp(now))
+				call.AddEvent(StepInput, trace.WithTimestamp(now))
+				call.AddEvent(StepRedact, trace.WithTimestamp(now))
 			}
-			b.ReportMetric(float64((cpuNow()-before).Nanoseconds())/1000/float64(b.N), "cpu-µs/op")
-			_ = tp.Shutdown(ctx)
-		})
+			call.SetAttributes(attrs...)
+		}
+		call.End()
 	}
+	if err := tp.ForceFlush(ctx); err != nil || batcher.Dropped() > 0 {
+		b.Fatalf("%v, %d spans dropped", err, batcher.Dropped())
+	}
+	b.ReportMetric(float64((cpuNow()-before).Nanoseconds())/1000/float64(b.N), "cpu-µs/op")
+	_ = tp.Shutdown(ctx)
 }
