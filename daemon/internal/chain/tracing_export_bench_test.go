@@ -9,16 +9,16 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/garm-dev/garm/daemon/internal/tracing"
+	"github.com/garm-dev/garm/daemon/internal/tracing/otlphttp"
 	"github.com/garm-dev/garm/daemon/internal/transport"
 )
 
 // BenchmarkChainInProcessExported is a traced call at 100% sampling whose
-// spans are exported, as garmd exports them: its Batcher, the OTLP/HTTP
-// exporter, a receiver on loopback that reads and drops each export. The
+// spans are exported, as garmd exports them: its Batcher, its OTLP/HTTP
+// exporter (package otlphttp), a receiver on loopback that reads and drops each export. The
 // exporter works on goroutines of its own, so the time of the loop says
 // little; cpu-µs/op is the whole process's CPU per call (rusage), the
 // spans' export and receipt included, which is what tracing every call
@@ -47,7 +47,7 @@ func BenchmarkChainInProcessExported(b *testing.B) {
 					_, _ = io.Copy(io.Discard, r.Body)
 				}))
 				b.Cleanup(receiver.Close)
-				exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(receiver.URL+"/v1/traces"))
+				exp, err := otlphttp.New(otlphttp.Config{URL: receiver.URL + otlphttp.TracesPath}, "garmd/bench")
 				if err != nil {
 					b.Fatal(err)
 				}

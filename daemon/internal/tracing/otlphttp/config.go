@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -105,7 +106,7 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	if name, file, ok := get("CERTIFICATE"); ok {
 		pem, err := os.ReadFile(file)
 		if err != nil {
-			return Config{}, fmt.Errorf("%s: %w", name, err)
+			return Config{}, fmt.Errorf("%s: %w", name, withoutPath(err))
 		}
 		roots := x509.NewCertPool()
 		if !roots.AppendCertsFromPEM(pem) {
@@ -119,7 +120,7 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	case hasCert && hasKey:
 		pair, err := tls.LoadX509KeyPair(certFile, keyFile)
 		if err != nil {
-			return Config{}, fmt.Errorf("%s and %s: %w", certName, keyName, err)
+			return Config{}, fmt.Errorf("%s and %s: %w", certName, keyName, withoutPath(err))
 		}
 		tc.Certificates = []tls.Certificate{pair}
 	case hasCert:
@@ -132,6 +133,14 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 		cfg.TLS = &tc
 	}
 	return cfg, nil
+}
+
+// withoutPath is err without the file's path, which is a variable's value.
+func withoutPath(err error) error {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return pe.Err
+	}
+	return err
 }
 
 // endpoint is v as an http or https URL with a host; its query and

@@ -56,8 +56,13 @@ func New(cfg Config, userAgent string) (*Exporter, error) {
 		transport.TLSClientConfig = cfg.TLS.Clone()
 	}
 	return &Exporter{
-		cfg:       cfg,
-		client:    &http.Client{Transport: transport},
+		cfg: cfg,
+		// A redirect is not followed: it would send the spans, and the
+		// headers the operator meant for the receiver (a credential,
+		// often), to wherever the answer names. It is a failed export.
+		client: &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		}},
 		userAgent: userAgent,
 	}, nil
 }

@@ -101,7 +101,7 @@ func TestAVariableItCannotReadIsRefusedWithoutItsValue(t *testing.T) {
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": base, "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": notPEM, "OTEL_EXPORTER_OTLP_CLIENT_KEY": notPEM}, "OTEL_EXPORTER_OTLP_CLIENT_KEY"},
 	} {
 		_, err := ConfigFromEnv(env(tc.vars))
-		if err == nil || !strings.Contains(err.Error(), tc.says) || strings.Contains(err.Error(), secret) {
+		if err == nil || !strings.Contains(err.Error(), tc.says) || strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), dir) {
 			t.Errorf("%v: %v, want a refusal naming %q without the value", tc.vars, err, tc.says)
 		}
 	}
@@ -222,8 +222,8 @@ func TestItSendsOverMutualTLSWithHeadersAndGzip(t *testing.T) {
 
 // TestItRetriesWhatTheSpecificationSaysAndNothingElse: 503 with
 // Retry-After is tried again after it; 400 is not; a receiver that never
-// answers is given up on at the timeout; an answer too long to read and a
-// partial success are errors.
+// answers is given up on at the timeout; an answer too long to read, a
+// partial success and a redirect are errors.
 func TestItRetriesWhatTheSpecificationSaysAndNothingElse(t *testing.T) {
 	t.Parallel()
 	spans := randomSpans(mrand.New(mrand.NewPCG(3, 4)), 3)
@@ -285,6 +285,23 @@ func TestItRetriesWhatTheSpecificationSaysAndNothingElse(t *testing.T) {
 	})
 	if err := exp.ExportSpans(context.Background(), spans); err == nil || !strings.Contains(err.Error(), "rejected 2 spans") {
 		t.Fatalf("a partial success: %v", err)
+	}
+
+	// A redirect is not followed: the spans and the headers stay off
+	// the host it names.
+	elsewhere := newReceiver(t)
+	exp, n = serve(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+TracesPath, http.StatusTemporaryRedirect)
+	})
+	exp.cfg.Headers = http.Header{"X-Api-Key": {"secret"}}
+	if err := exp.ExportSpans(context.Background(), spans); err == nil || n.Load() != 1 {
+		t.Fatalf("a redirect: %v, %d requests", err, n.Load())
+	}
+	elsewhere.mu.Lock()
+	followed := len(elsewhere.bodies)
+	elsewhere.mu.Unlock()
+	if followed != 0 {
+		t.Fatal("the export followed a redirect to another host")
 	}
 
 	if err := exp.Shutdown(context.Background()); err != nil {
