@@ -343,8 +343,7 @@ func (e *encoder) keyValue(field protowire.Number, kv attribute.KeyValue) {
 func (e *encoder) value(v attribute.Value) {
 	switch v.Type() {
 	case attribute.BOOL:
-		e.b = protowire.AppendTag(e.b, anyBool, protowire.VarintType)
-		e.b = protowire.AppendVarint(e.b, protowire.EncodeBool(v.AsBool()))
+		e.anyBool(v.AsBool())
 	case attribute.INT64:
 		e.anyInt(v.AsInt64())
 	case attribute.FLOAT64:
@@ -355,46 +354,15 @@ func (e *encoder) value(v attribute.Value) {
 		e.b = protowire.AppendTag(e.b, anyBytes, protowire.BytesType)
 		e.b = protowire.AppendBytes(e.b, v.AsByteSlice())
 	case attribute.BOOLSLICE:
-		a := e.open(anyArray)
-		for _, x := range v.AsBoolSlice() {
-			el := e.open(arrayValues)
-			e.b = protowire.AppendTag(e.b, anyBool, protowire.VarintType)
-			e.b = protowire.AppendVarint(e.b, protowire.EncodeBool(x))
-			e.close(el)
-		}
-		e.close(a)
+		array(e, v.AsBoolSlice(), (*encoder).anyBool)
 	case attribute.INT64SLICE:
-		a := e.open(anyArray)
-		for _, x := range v.AsInt64Slice() {
-			el := e.open(arrayValues)
-			e.anyInt(x)
-			e.close(el)
-		}
-		e.close(a)
+		array(e, v.AsInt64Slice(), (*encoder).anyInt)
 	case attribute.FLOAT64SLICE:
-		a := e.open(anyArray)
-		for _, x := range v.AsFloat64Slice() {
-			el := e.open(arrayValues)
-			e.anyDouble(x)
-			e.close(el)
-		}
-		e.close(a)
+		array(e, v.AsFloat64Slice(), (*encoder).anyDouble)
 	case attribute.STRINGSLICE:
-		a := e.open(anyArray)
-		for _, x := range v.AsStringSlice() {
-			el := e.open(arrayValues)
-			e.anyString(x)
-			e.close(el)
-		}
-		e.close(a)
+		array(e, v.AsStringSlice(), (*encoder).anyString)
 	case attribute.SLICE:
-		a := e.open(anyArray)
-		for _, x := range v.AsSlice() {
-			el := e.open(arrayValues)
-			e.value(x)
-			e.close(el)
-		}
-		e.close(a)
+		array(e, v.AsSlice(), (*encoder).value)
 	case attribute.MAP:
 		m := e.open(anyKVList)
 		for _, kv := range v.AsMap() {
@@ -405,6 +373,22 @@ func (e *encoder) value(v attribute.Value) {
 	default:
 		e.anyString("INVALID")
 	}
+}
+
+// array writes xs as an ArrayValue, each element an AnyValue put writes.
+func array[T any](e *encoder, xs []T, put func(*encoder, T)) {
+	a := e.open(anyArray)
+	for _, x := range xs {
+		el := e.open(arrayValues)
+		put(e, x)
+		e.close(el)
+	}
+	e.close(a)
+}
+
+func (e *encoder) anyBool(x bool) {
+	e.b = protowire.AppendTag(e.b, anyBool, protowire.VarintType)
+	e.b = protowire.AppendVarint(e.b, protowire.EncodeBool(x))
 }
 
 func (e *encoder) anyInt(x int64) {
