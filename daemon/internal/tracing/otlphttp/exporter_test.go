@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -335,5 +336,55 @@ func TestABatchTooLargeToKeepIsLetGo(t *testing.T) {
 	}
 	if cap(exp.enc.b) == 0 {
 		t.Fatal("a small batch's buffer was not kept")
+	}
+}
+
+// TestExportsFromManyGoroutinesEachArriveWhole: the buffers an export
+// reuses are one export's at a time, whoever calls.
+func TestExportsFromManyGoroutinesEachArriveWhole(t *testing.T) {
+	t.Parallel()
+	r := newReceiver(t)
+	exp, err := New(Config{URL: r.URL + TracesPath}, "garmd/test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const goroutines, each = 4, 10
+	batches := make([][]sdktrace.ReadOnlySpan, goroutines)
+	for i := range batches {
+		batches[i] = randomSpans(mrand.New(mrand.NewPCG(uint64(i), 9)), 5+i)
+	}
+	errs := make(chan error, goroutines*each)
+	for i := range goroutines {
+		go func() {
+			for range each {
+				errs <- exp.ExportSpans(context.Background(), batches[i])
+			}
+		}()
+	}
+	for range goroutines * each {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	counts := map[int]int{}
+	for _, b := range r.bodies {
+		var req coltracepb.ExportTraceServiceRequest
+		if err := proto.Unmarshal(b, &req); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, rs := range req.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				n += len(ss.Spans)
+			}
+		}
+		counts[n]++
+	}
+	for i := range goroutines {
+		if counts[5+i] != each {
+			t.Fatalf("batches by span count %v, want %d of each of 5–%d", counts, each, 4+goroutines)
+		}
 	}
 }
