@@ -2,7 +2,6 @@ package tracing
 
 import (
 	"context"
-	"math/bits"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -58,9 +57,6 @@ type stepTimes struct {
 	// cacheHit is 0 before authentication, else 1 (a miss) or 2 (a hit).
 	cacheHit uint8
 }
-
-// count is how many attributes the times are, at most.
-func (t *stepTimes) count() int { return bits.OnesCount16(t.ran) + 1 }
 
 func (t *stepTimes) set(step int, took time.Duration) {
 	t.took[step] = took
