@@ -207,16 +207,18 @@ func (bt *batch) request(spans []sdktrace.ReadOnlySpan) []byte {
 		}
 		bt.close(rs)
 	}
+	// The spans are written: the groups hold none of them until the next
+	// batch.
+	for i := range bt.groups {
+		clear(bt.groups[i].spans)
+		bt.groups[i].spans = bt.groups[i].spans[:0]
+	}
 	return bt.b
 }
 
 // group sorts spans into bt.groups by resource and scope, keeping their
 // order within each.
 func (bt *batch) group(spans []sdktrace.ReadOnlySpan) {
-	for i := range bt.groups {
-		clear(bt.groups[i].spans)
-		bt.groups[i].spans = bt.groups[i].spans[:0]
-	}
 	bt.groups = bt.groups[:0]
 	if bt.byKey == nil {
 		bt.byKey = make(map[groupKey]int)
