@@ -292,3 +292,23 @@ func TestOneResourceAndScopeIsTheSDKExportersBytes(t *testing.T) {
 		t.Fatalf("the bytes differ: %d against the SDK's %d", len(got), len(want))
 	}
 }
+
+// FuzzTheEncodingIsTheSDKExportersMessage is the differential test with
+// the batch drawn from the fuzzer's seed: go test -fuzz
+// FuzzTheEncodingIsTheSDKExportersMessage ./daemon/internal/tracing/otlphttp/
+func FuzzTheEncodingIsTheSDKExportersMessage(f *testing.F) {
+	for _, seed := range []uint64{0, 1, 37, 1 << 40} {
+		f.Add(seed, uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, n uint8) {
+		rng := rand.New(rand.NewPCG(seed, uint64(n)))
+		spans := randomSpans(rng, 1+int(n)%32)
+		want := sdkSent(t, spans)
+		got, _, _ := sent(t, Config{}, spans)
+		sortResources(want)
+		sortResources(got)
+		if !proto.Equal(want, got) {
+			t.Fatalf("seed %d, %d: the requests differ", seed, n)
+		}
+	})
+}
