@@ -3,15 +3,8 @@ package garmd_test
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"log/slog"
-	"math/big"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -25,76 +18,18 @@ import (
 	"github.com/garm-dev/garm/devkit/idp"
 	"github.com/garm-dev/garm/examples/calculator/calculator"
 	calcv1 "github.com/garm-dev/garm/examples/calculator/gen/calc/v1"
+	"github.com/garm-dev/garm/internal/testpki"
 	"github.com/garm-dev/garm/runtime/garmtool"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
 
-// pki is a throwaway certificate authority made for one test, with a
-// certificate for 127.0.0.1 that serves and authenticates as a client.
-type pki struct {
-	dir           string
-	ca, cert, key string
-	pool          *x509.CertPool
-}
-
-func newPKI(t *testing.T) *pki {
-	t.Helper()
-	p := &pki{dir: t.TempDir()}
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "garm test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	p.pool = x509.NewCertPool()
-	p.pool.AddCert(caCert)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.ca = p.write(t, "ca.pem", "CERTIFICATE", caDER)
-	p.cert = p.write(t, "cert.pem", "CERTIFICATE", der)
-	p.key = p.write(t, "key.pem", "EC PRIVATE KEY", keyDER)
-	return p
-}
-
-func (p *pki) write(t *testing.T, name, kind string, der []byte) string {
-	t.Helper()
-	path := filepath.Join(p.dir, name)
-	writeFile(t, path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}))
-	return path
-}
-
 // startTLSBus starts a NATS server that speaks only mutual TLS and admits
 // garmd and the calculator's services with the permissions derived from
 // the catalogue, each by user and password.
-func startTLSBus(t *testing.T, p *pki, set *natsperm.Set) string {
+func startTLSBus(t *testing.T, p *testpki.PKI, set *natsperm.Set) string {
 	t.Helper()
-	tlsConfig, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: p.cert, KeyFile: p.key, CaFile: p.ca, Verify: true})
+	tlsConfig, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: p.Cert, KeyFile: p.Key, CaFile: p.CA, Verify: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,14 +76,14 @@ func userFile(t *testing.T, dir, user string) string {
 // a client that does not speak TLS is refused.
 func TestGarmdAndAToolWorkOverMutualTLSAndAPlaintextClientIsRefused(t *testing.T) {
 	t.Parallel()
-	p := newPKI(t)
+	p := testpki.New(t)
 	c, err := builder.FromRoots(context.Background(), "../examples/calculator/proto")
 	if err != nil {
 		t.Fatal(err)
 	}
 	url := startTLSBus(t, p, natsperm.Derive(c.Artifact))
 
-	tool := garmtool.BusFlags{URL: url, UserFile: userFile(t, p.dir, natsperm.ToolUser("calc.v1")), TLSCA: p.ca, TLSCert: p.cert, TLSKey: p.key}
+	tool := garmtool.BusFlags{URL: url, UserFile: userFile(t, p.Dir, natsperm.ToolUser("calc.v1")), TLSCA: p.CA, TLSCert: p.Cert, TLSKey: p.Key}
 	toolOpts, err := tool.ConnectOptions()
 	if err != nil {
 		t.Fatal(err)
@@ -185,17 +120,17 @@ func TestGarmdAndAToolWorkOverMutualTLSAndAPlaintextClientIsRefused(t *testing.T
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = idpSrv.Close() })
-	cataloguePath := filepath.Join(p.dir, "catalogue.binpb")
+	cataloguePath := filepath.Join(p.Dir, "catalogue.binpb")
 	writeFile(t, cataloguePath, c.Bytes)
-	keyPath := filepath.Join(p.dir, "hash.key")
+	keyPath := filepath.Join(p.Dir, "hash.key")
 	writeFile(t, keyPath, []byte("a test hash key of more than sixteen bytes\n"))
 	logs := &logBuffer{}
 	cfg := garmd.DefaultConfig()
 	cfg.Catalogue, cfg.HashKeyFile = cataloguePath, keyPath
 	cfg.NATS = url
-	cfg.NATSUserFile = userFile(t, p.dir, natsperm.GarmdUser)
-	cfg.NATSTLSCA, cfg.NATSTLSCert, cfg.NATSTLSKey = p.ca, p.cert, p.key
-	cfg.TLSCert, cfg.TLSKey = p.cert, p.key
+	cfg.NATSUserFile = userFile(t, p.Dir, natsperm.GarmdUser)
+	cfg.NATSTLSCA, cfg.NATSTLSCert, cfg.NATSTLSKey = p.CA, p.Cert, p.Key
+	cfg.TLSCert, cfg.TLSKey = p.Cert, p.Key
 	cfg.Listen, cfg.AdminListen = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Issuers, cfg.JWKS = []string{provider.Issuer()}, []string{idpSrv.JWKSURL()}
 	cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil))
@@ -213,7 +148,7 @@ func TestGarmdAndAToolWorkOverMutualTLSAndAPlaintextClientIsRefused(t *testing.T
 		t.Fatal(err)
 	}
 	client := &http.Client{Timeout: waitTimeout, Transport: &http.Transport{
-		TLSClientConfig:   &tls.Config{RootCAs: p.pool},
+		TLSClientConfig:   &tls.Config{RootCAs: p.Pool},
 		ForceAttemptHTTP2: true,
 	}}
 	req, err := http.NewRequest(http.MethodPost, "https://"+d.Addr().String()+addPath, strings.NewReader(`{"a": 40, "b": 2.5}`))

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"os"
 
 	ledgerv1 "github.com/garm-dev/garm/gen/garm/ledger/v1"
+	"github.com/garm-dev/garm/internal/atomicfile"
 	"github.com/garm-dev/garm/ledger/rows"
 	"github.com/garm-dev/garm/ledger/sealer"
 	"google.golang.org/protobuf/proto"
@@ -46,7 +46,7 @@ func runLedgerDump(ctx context.Context, args []string, stdout, stderr io.Writer)
 	// rows are read.
 	heads, err := sealer.ReadHeads(ctx, js)
 	if err == nil {
-		err = writeWhole(*headsOut, func(w io.Writer) error {
+		err = atomicfile.WriteFrom(*headsOut, 0o600, func(w io.Writer) error {
 			for _, h := range heads {
 				if h.Err != nil {
 					return fmt.Errorf("head message %d: %w", h.Seq, h.Err)
@@ -67,7 +67,7 @@ func runLedgerDump(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return exitFailed
 	}
 	var n uint64
-	err = writeWhole(*rowsOut, func(w io.Writer) error {
+	err = atomicfile.WriteFrom(*rowsOut, 0o600, func(w io.Writer) error {
 		return rows.ScanStream(ctx, js, func(r rows.Row) error {
 			b, err := proto.Marshal(&ledgerv1.Batch{Events: []*ledgerv1.Event{r.Event}})
 			if err == nil {
@@ -83,26 +83,4 @@ func runLedgerDump(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	fmt.Fprintf(stdout, "%d rows to %s, %d heads to %s\n", n, *rowsOut, len(heads), *headsOut)
 	return exitOK
-}
-
-// writeWhole writes path through fill, whole or not at all.
-func writeWhole(path string, fill func(io.Writer) error) error {
-	tmp := path + ".partial"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	err = fill(w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
 }

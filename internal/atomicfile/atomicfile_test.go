@@ -2,6 +2,7 @@ package atomicfile_test
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -60,5 +61,32 @@ func TestOfCreatorsRacingTheFirstWinsAndTheOthersLearnIt(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Fatalf("%d files in the directory, want the one created", len(entries))
+	}
+}
+
+// TestWriteFromLeavesTheFileAsItWasWhenFillFails: what fill wrote before
+// failing never reaches path, and nothing is left beside it.
+func TestWriteFromLeavesTheFileAsItWasWhenFillFails(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rows")
+	if err := atomicfile.WriteFrom(path, 0o600, func(w io.Writer) error {
+		_, err := io.WriteString(w, "whole")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	broken := errors.New("the stream broke")
+	err := atomicfile.WriteFrom(path, 0o600, func(w io.Writer) error {
+		_, _ = io.WriteString(w, "half of a")
+		return broken
+	})
+	if !errors.Is(err, broken) {
+		t.Fatalf("%v, want the fill's error", err)
+	}
+	if got, err := os.ReadFile(path); err != nil || string(got) != "whole" {
+		t.Fatalf("%q, %v", got, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("%d files in the directory, want the one written", len(entries))
 	}
 }

@@ -7,10 +7,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,6 +19,7 @@ import (
 	"github.com/garm-dev/garm/approvals/pending"
 	"github.com/garm-dev/garm/catalogue-builder/natsperm"
 	"github.com/garm-dev/garm/devkit/idp"
+	"github.com/garm-dev/garm/internal/testpki"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -36,7 +34,8 @@ import (
 // not start.
 func TestTheServiceJoinsABusThatSpeaksOnlyMutualTLSAsItsOwnUser(t *testing.T) {
 	dir := t.TempDir()
-	ca, cert, key := writePKI(t, dir)
+	pki := testpki.New(t)
+	ca, cert, key := pki.CA, pki.Cert, pki.Key
 	url := startTLSBus(t, ca, cert, key)
 	provider, err := idp.New(mustPersonas(t), idp.Options{})
 	if err != nil {
@@ -139,40 +138,6 @@ func startTLSBus(t *testing.T, ca, cert, key string) string {
 		t.Fatal(err)
 	}
 	return url
-}
-
-// writePKI writes a CA and one certificate for 127.0.0.1 that serves and
-// authenticates as a client, made for the test.
-func writePKI(t *testing.T, dir string) (ca, cert, key string) {
-	t.Helper()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "garm test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	leafKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &leafKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, _ := x509.MarshalECPrivateKey(leafKey)
-	ca, cert, key = filepath.Join(dir, "ca.pem"), filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	writeFile(t, ca, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})))
-	writeFile(t, cert, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
-	writeFile(t, key, string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})))
-	return ca, cert, key
 }
 
 func writeGrantKey(t *testing.T, dir string) string {

@@ -170,9 +170,8 @@ type groupKey struct {
 // batch is what one export reuses: the encoder's buffer and the groups.
 type batch struct {
 	encoder
-	groups  []group
-	byKey   map[groupKey]int
-	resDone []bool
+	groups []group
+	byKey  map[groupKey]int
 }
 
 // request encodes spans as an ExportTraceServiceRequest: a ResourceSpans
@@ -183,8 +182,8 @@ func (bt *batch) request(spans []sdktrace.ReadOnlySpan) []byte {
 	bt.b = bt.b[:0]
 	bt.group(spans)
 	for i := range bt.groups {
-		if bt.resDone[i] {
-			continue
+		if bt.resourceBefore(i) {
+			continue // written with the first group of its resource
 		}
 		res := bt.groups[i].resource
 		rs := bt.open(requestResourceSpans)
@@ -196,11 +195,9 @@ func (bt *batch) request(spans []sdktrace.ReadOnlySpan) []byte {
 			bt.close(r)
 		}
 		for j := i; j < len(bt.groups); j++ {
-			if bt.groups[j].key.resource != bt.groups[i].key.resource {
-				continue
+			if bt.groups[j].key.resource == bt.groups[i].key.resource {
+				bt.scopeSpans(&bt.groups[j])
 			}
-			bt.resDone[j] = true
-			bt.scopeSpans(&bt.groups[j])
 		}
 		if res != nil {
 			bt.string(resourceSpansSchemaURL, res.SchemaURL())
@@ -252,10 +249,16 @@ func (bt *batch) group(spans []sdktrace.ReadOnlySpan) {
 		bt.groups[g].spans = append(bt.groups[g].spans, s)
 		last = g
 	}
-	bt.resDone = bt.resDone[:0]
-	for range bt.groups {
-		bt.resDone = append(bt.resDone, false)
+}
+
+// resourceBefore is whether a group before group i has its resource.
+func (bt *batch) resourceBefore(i int) bool {
+	for j := range i {
+		if bt.groups[j].key.resource == bt.groups[i].key.resource {
+			return true
+		}
 	}
+	return false
 }
 
 func (bt *batch) scopeSpans(g *group) {

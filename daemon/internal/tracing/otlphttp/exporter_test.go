@@ -2,17 +2,9 @@ package otlphttp
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
-	"math/big"
-	mrand "math/rand/v2"
-	"net"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/garm-dev/garm/internal/testpki"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
@@ -108,81 +101,26 @@ func TestAVariableItCannotReadIsRefusedWithoutItsValue(t *testing.T) {
 	}
 }
 
-// pki is a certificate authority made for one test, a server's
-// certificate for loopback and a client's, written as PEM files.
-type pki struct {
-	caFile, clientCert, clientKey string
-	server                        tls.Certificate
-	roots                         *x509.CertPool
-}
-
-func newPKI(t *testing.T) *pki {
-	t.Helper()
-	dir := t.TempDir()
-	write := func(name, kind string, der []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	key := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	caKey := key()
-	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ = x509.ParseCertificate(caDER)
-	issue := func(serial int64, usage x509.ExtKeyUsage) ([]byte, *ecdsa.PrivateKey) {
-		k := key()
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "loopback"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{usage}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &k.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return der, k
-	}
-	p := &pki{caFile: write("ca.pem", "CERTIFICATE", caDER), roots: x509.NewCertPool()}
-	p.roots.AddCert(ca)
-	serverDER, serverKey := issue(2, x509.ExtKeyUsageServerAuth)
-	p.server = tls.Certificate{Certificate: [][]byte{serverDER}, PrivateKey: serverKey}
-	clientDER, clientKey := issue(3, x509.ExtKeyUsageClientAuth)
-	p.clientCert = write("client.pem", "CERTIFICATE", clientDER)
-	keyDER, err := x509.MarshalECPrivateKey(clientKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.clientKey = write("client-key.pem", "EC PRIVATE KEY", keyDER)
-	return p
-}
-
 // TestItSendsOverMutualTLSWithHeadersAndGzip: a receiver that requires
 // a client certificate from the variables' authority gets the spans,
 // compressed, with the variables' headers; without the client
 // certificate the export fails.
 func TestItSendsOverMutualTLSWithHeadersAndGzip(t *testing.T) {
 	t.Parallel()
-	p := newPKI(t)
-	r := &receiver{}
-	inner := newReceiver(t)
-	r.Server = httptest.NewUnstartedServer(inner.Config.Handler)
-	r.TLS = &tls.Config{Certificates: []tls.Certificate{p.server}, ClientCAs: p.roots, ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}
-	r.StartTLS()
-	t.Cleanup(r.Close)
+	p := testpki.New(t)
+	// The receiver's handler, served over mutual TLS.
+	r := newReceiver(t)
+	srv := httptest.NewUnstartedServer(r.Config.Handler)
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{p.Pair}, ClientCAs: p.Pool, ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
 	vars := map[string]string{
-		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT":    r.URL + "/v1/traces",
+		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT":    srv.URL + "/v1/traces",
 		"OTEL_EXPORTER_OTLP_HEADERS":            "authorization=Bearer%20token,x-tenant=bank",
 		"OTEL_EXPORTER_OTLP_COMPRESSION":        "gzip",
-		"OTEL_EXPORTER_OTLP_CERTIFICATE":        p.caFile,
-		"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": p.clientCert,
-		"OTEL_EXPORTER_OTLP_CLIENT_KEY":         p.clientKey,
+		"OTEL_EXPORTER_OTLP_CERTIFICATE":        p.CA,
+		"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": p.Cert,
+		"OTEL_EXPORTER_OTLP_CLIENT_KEY":         p.Key,
 	}
 	cfg, err := ConfigFromEnv(env(vars))
 	if err != nil {
@@ -192,11 +130,11 @@ func TestItSendsOverMutualTLSWithHeadersAndGzip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spans := randomSpans(mrand.New(mrand.NewPCG(1, 2)), 20)
+	spans := randomSpans(rand.New(rand.NewPCG(1, 2)), 20)
 	if err := exp.ExportSpans(context.Background(), spans); err != nil {
 		t.Fatal(err)
 	}
-	got, _, h := inner.last(t)
+	got, _, h := r.last(t)
 	want := sdkSent(t, spans)
 	sortResources(got)
 	sortResources(want)
@@ -227,7 +165,7 @@ func TestItSendsOverMutualTLSWithHeadersAndGzip(t *testing.T) {
 // partial success and a redirect are errors.
 func TestItRetriesWhatTheSpecificationSaysAndNothingElse(t *testing.T) {
 	t.Parallel()
-	spans := randomSpans(mrand.New(mrand.NewPCG(3, 4)), 3)
+	spans := randomSpans(rand.New(rand.NewPCG(3, 4)), 3)
 	serve := func(h http.HandlerFunc) (*Exporter, *atomic.Int32) {
 		var n atomic.Int32
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { n.Add(1); h(w, r) }))
@@ -322,7 +260,7 @@ func TestABatchTooLargeToKeepIsLetGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rng := mrand.New(mrand.NewPCG(5, 6))
+	rng := rand.New(rand.NewPCG(5, 6))
 	big := randomSpans(rng, 600)
 	if err := exp.ExportSpans(context.Background(), big); err != nil {
 		t.Fatal(err)
@@ -351,7 +289,7 @@ func TestExportsFromManyGoroutinesEachArriveWhole(t *testing.T) {
 	const goroutines, each = 4, 10
 	batches := make([][]sdktrace.ReadOnlySpan, goroutines)
 	for i := range batches {
-		batches[i] = randomSpans(mrand.New(mrand.NewPCG(uint64(i), 9)), 5+i)
+		batches[i] = randomSpans(rand.New(rand.NewPCG(uint64(i), 9)), 5+i)
 	}
 	errs := make(chan error, goroutines*each)
 	for i := range goroutines {
